@@ -1,0 +1,77 @@
+# luagent — build, test, demo, install.
+#   make            build ./luagent
+#   make test       install what is missing (as root), build, run every test
+#   make demo       run the energy-anomaly recipe end to end
+#   make deps       install the Debian packages luagent needs (or print the apt-get line)
+#   make install PREFIX=/usr/local
+#   make bench      print the benchmarks (never pass/fail)
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+CC        ?= cc
+PKGS      := lua5.4 lua5.4-cjson yaml-0.1
+# libcurl is loaded at first use (src/curl_lazy.c): only its headers are built against
+CURL_CFLAGS = $(shell pkg-config --cflags libcurl)
+BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libyaml-dev pkg-config
+RUN_DEPS  := python3 docker.io debootstrap tar
+DEPS      := $(BUILD_DEPS) $(RUN_DEPS) lua5.4
+
+# pkg-config runs when a recipe needs it, after `deps` may have installed it
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -MMD -MP \
+           -DLUAGENT_VERSION='"$(VERSION)"'
+LDLIBS  += -ldl -lm
+
+SRC       := $(wildcard src/*.c)
+CORE_SRC  := $(filter-out src/main.c,$(SRC))
+LUA_FILES := $(shell find lua -name '*.lua' | LC_ALL=C sort)
+ASSETS    := $(shell find sandbox -type f 2>/dev/null | LC_ALL=C sort)
+OBJ       := $(SRC:src/%.c=build/%.o) build/embedded.o
+
+.PHONY: all test demo deps install bench clean check-deps asan
+
+all: luagent
+
+luagent: $(OBJ)
+	$(CC) $(LDFLAGS) -o $@ $(OBJ) $(PKG_LIBS) $(LDLIBS)
+
+build/%.o: src/%.c | build
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
+
+build/embedded.c: $(LUA_FILES) $(ASSETS) tools/embed.sh | build
+	tools/embed.sh $@ -- $(LUA_FILES) -- $(ASSETS)
+
+build/embedded.o: build/embedded.c
+	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+
+build:
+	mkdir -p build
+
+deps:
+	@tools/deps.sh $(DEPS)
+
+# `make test` and `make demo` work as the first command on a fresh machine:
+# they install what is missing, build, and start what they need.
+test: deps
+	$(MAKE) luagent
+	tests/run
+
+demo: deps
+	$(MAKE) luagent
+	tools/demo.sh
+
+bench: deps
+	$(MAKE) luagent
+	bench/run
+
+install: luagent
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 luagent $(DESTDIR)$(PREFIX)/bin/luagent
+
+clean:
+	rm -rf build luagent
+
+-include $(OBJ:.o=.d)

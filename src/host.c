@@ -1,0 +1,349 @@
+/* host: the Lua state and the run of a recipe (see host.h). */
+#include "host.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "embedded.h"
+#include "lua_loop.h"
+#include "lua_util.h"
+
+int luaopen_luagent_http(lua_State *L);
+int luaopen_luagent_json(lua_State *L);
+int luaopen_luagent_yaml(lua_State *L);
+int luaopen_luagent_fs(lua_State *L);
+int luaopen_luagent_sys(lua_State *L);
+
+static const luaL_Reg C_MODULES[] = {
+    {"luagent.loop", luaopen_luagent_loop}, {"luagent.http", luaopen_luagent_http},
+    {"luagent.json", luaopen_luagent_json}, {"luagent.yaml", luaopen_luagent_yaml},
+    {"luagent.fs", luaopen_luagent_fs},     {"luagent.sys", luaopen_luagent_sys},
+    {NULL, NULL}};
+
+/* ---- the embedded Lua library ---- */
+
+static int load_embedded(lua_State *L) {
+  const embedded_file *f = lua_touserdata(L, lua_upvalueindex(1));
+  char chunkname[256];
+  snprintf(chunkname, sizeof chunkname, "@%s", f->path);
+  if (luaL_loadbufferx(L, (const char *)f->data, f->size, chunkname, "t") != LUA_OK)
+    return lua_error(L);
+  lua_pushstring(L, f->name);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+static void install_preloads(lua_State *L, const char *lua_dir) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  for (const luaL_Reg *m = C_MODULES; m->name; m++) {
+    lua_pushcfunction(L, m->func);
+    lua_setfield(L, -2, m->name);
+  }
+  if (!lua_dir) { /* with --lua-path the library is read from disk instead */
+    for (const embedded_file *f = luagent_modules; f->name; f++) {
+      lua_pushlightuserdata(L, (void *)f);
+      lua_pushcclosure(L, load_embedded, 1);
+      lua_setfield(L, -2, f->name);
+    }
+  }
+  lua_pop(L, 1);
+}
+
+/* package.path: the recipe's folder first, then --lua-path, then LUA_PATH if
+ * the user set one; no "./?.lua", and no C modules (cpath empty). */
+static void set_package_paths(lua_State *L, const char *script_dir, const char *lua_dir) {
+  luaL_Buffer b;
+  lua_getglobal(L, "package");
+  luaL_buffinit(L, &b);
+  if (script_dir) {
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", script_dir, script_dir);
+    luaL_addvalue(&b);
+  }
+  if (lua_dir) {
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", lua_dir, lua_dir);
+    luaL_addvalue(&b);
+  }
+  const char *user = getenv("LUA_PATH_5_4");
+  if (!user) user = getenv("LUA_PATH");
+  if (user) luaL_addstring(&b, user);
+  luaL_pushresult(&b);
+  lua_setfield(L, -2, "path");
+  lua_pushliteral(L, "");
+  lua_setfield(L, -2, "cpath");
+  lua_pop(L, 1);
+}
+
+static void push_string_list(lua_State *L, int n, char **items) {
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, items[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+/* luagent.host: what the command line gave, for lua/luagent/init.lua. */
+static void publish_host_info(lua_State *L, const host_options *o) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_newtable(L);
+  push_string_list(L, o->nsettings, o->settings);
+  lua_setfield(L, -2, "settings");
+  push_string_list(L, o->argc, o->argv);
+  lua_setfield(L, -2, "args");
+  if (o->script_path) {
+    lua_pushstring(L, o->script_path);
+    lua_setfield(L, -2, "script");
+  }
+  lua_pushboolean(L, o->quiet);
+  lua_setfield(L, -2, "quiet");
+  lua_pushboolean(L, o->json);
+  lua_setfield(L, -2, "json");
+  if (o->record) {
+    lua_pushstring(L, o->record);
+    lua_setfield(L, -2, "record");
+  }
+  if (o->replay) {
+    lua_pushstring(L, o->replay);
+    lua_setfield(L, -2, "replay");
+  }
+  lua_pushstring(L, LUAGENT_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_pushinteger(L, (lua_Integer)getpid());
+  lua_setfield(L, -2, "pid");
+  lua_setfield(L, -2, "luagent.host");
+  lua_pop(L, 1);
+}
+
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return strdup(".");
+  if (slash == path) return strdup("/");
+  return strndup(path, (size_t)(slash - path));
+}
+
+static int open_library(lua_State *L) {
+  const host_options *o = lua_touserdata(L, 1);
+  host *h = host_of(L);
+  luaL_openlibs(L);
+  install_preloads(L, h->lua_dir);
+  set_package_paths(L, h->script_dir, h->lua_dir);
+  publish_host_info(L, o);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "luagent");
+  lua_call(L, 1, 1);
+  lua_setglobal(L, "luagent");
+  return 0;
+}
+
+host *host_new(const host_options *opts, char *err, size_t errlen) {
+  host *h = calloc(1, sizeof *h);
+  if (!h) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  h->loop = loop_new();
+  h->L = luaL_newstate();
+  if (!h->loop || !h->L) {
+    snprintf(err, errlen, "cannot create the Lua state or event loop");
+    host_free(h);
+    return NULL;
+  }
+  *(host **)lua_getextraspace(h->L) = h;
+  h->lua_dir = opts->lua_dir;
+  h->quiet = opts->quiet;
+  h->script_dir = opts->script_path ? dir_of(opts->script_path) : NULL;
+  lua_pushcfunction(h->L, open_library);
+  lua_pushlightuserdata(h->L, (void *)opts);
+  if (lua_pcall(h->L, 1, 0, 0) != LUA_OK) {
+    snprintf(err, errlen, "cannot load the luagent library: %s", lua_tostring(h->L, -1));
+    host_free(h);
+    return NULL;
+  }
+  return h;
+}
+
+void host_free(host *h) {
+  if (!h) return;
+  if (h->L) lua_close(h->L);
+  loop_free(h->loop);
+  free((char *)h->script_dir);
+  free(h);
+}
+
+/* ---- interrupts ---- */
+
+/* The signal handler needs to reach the host: the one piece of file-scope
+ * mutable state, set once before any signal can arrive. */
+static host *signal_host;
+
+static void interrupt_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  luagent_push_error(L, "cancelled", "interrupted (Ctrl-C): the run is stopping");
+  lua_error(L);
+}
+
+static void on_signal(int sig) {
+  host *h = signal_host;
+  if (!h) _exit(128 + sig);
+  if (h->interrupted) _exit(128 + sig); /* a second Ctrl-C: stop at once */
+  h->interrupted = sig;
+  /* Lua code running right now (not waiting in the loop) stops at its next
+   * instruction; waiting tasks are cancelled by the scheduler. */
+  lua_State *co = h->in_loop ? NULL : tasks_running_thread(h);
+  if (co) lua_sethook(co, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  loop_wakeup(h->loop);
+}
+
+void host_install_signal_handlers(host *h) {
+  signal_host = h;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---- running ---- */
+
+static int exit_status(host *h, int failed) {
+  if (h->interrupted) {
+    fprintf(stderr, "luagent: interrupted\n");
+    return 128 + h->interrupted;
+  }
+  return failed ? 1 : 0;
+}
+
+/* Prints a failed main task: "FILE:LINE: message" and the traceback. */
+static void report_failure(lua_State *L, int handle) {
+  task_failure(L, handle);
+  if (lua_isstring(L, -1)) {
+    fprintf(stderr, "%s\n", lua_tostring(L, -1));
+  } else {
+    fprintf(stderr, "%s\n", luaL_tolstring(L, -2, NULL));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+}
+
+static int run_main_task(host *h, int nargs) {
+  lua_State *L = h->L;
+  tasks_spawn(L, nargs);
+  int handle = lua_gettop(L);
+  tasks_run(h);
+  int failed = task_failure(L, handle);
+  if (failed) {
+    lua_pop(L, 2);
+    if (!h->interrupted) report_failure(L, handle);
+  }
+  int unobserved = tasks_report_unobserved(h);
+  int status = exit_status(h, failed || unobserved);
+  if (!failed && !h->interrupted) {
+    /* a CLI module may return its exit status */
+    lua_getiuservalue(L, handle, 2);
+    lua_rawgeti(L, -1, 2);
+    if (lua_isinteger(L, -1)) status = (int)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+  return status;
+}
+
+int host_run_file(host *h, const char *path) {
+  lua_State *L = h->L;
+  if (luaL_loadfilex(L, path, "t") != LUA_OK) {
+    fprintf(stderr, "%s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  lua_getglobal(L, "luagent");
+  lua_getfield(L, -1, "args");
+  lua_remove(L, -2);
+  int nargs = (int)lua_rawlen(L, -1);
+  luaL_checkstack(L, nargs, "too many arguments");
+  int list = lua_gettop(L);
+  for (int i = 1; i <= nargs; i++) lua_rawgeti(L, list, i);
+  lua_remove(L, list);
+  return run_main_task(h, nargs);
+}
+
+int host_run_module(host *h, const char *module, int argc, char **argv) {
+  lua_State *L = h->L;
+  lua_getglobal(L, "require");
+  lua_pushstring(L, module);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    fprintf(stderr, "luagent: %s\n", lua_tostring(L, -1));
+    return 1;
+  }
+  lua_getfield(L, -1, "main");
+  lua_remove(L, -2);
+  push_string_list(L, argc, argv);
+  return run_main_task(h, 1);
+}
+
+/* ---- the prompt ---- */
+
+static int repl_line(host *h, const char *line) {
+  lua_State *L = h->L;
+  char *expr = malloc(strlen(line) + 8);
+  sprintf(expr, "return %s", line);
+  int rc = luaL_loadbuffer(L, expr, strlen(expr), "=repl");
+  free(expr);
+  if (rc != LUA_OK) {
+    lua_pop(L, 1);
+    rc = luaL_loadbuffer(L, line, strlen(line), "=repl");
+  }
+  if (rc != LUA_OK) {
+    fprintf(stderr, "%s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 0;
+  }
+  tasks_spawn(L, 0);
+  int handle = lua_gettop(L);
+  tasks_run(h);
+  if (h->interrupted) {
+    h->interrupted = 0;
+    h->cancelling = 0;
+    fprintf(stderr, "interrupted\n");
+  } else if (task_failure(L, handle)) {
+    fprintf(stderr, "%s\n", lua_isstring(L, -1) ? lua_tostring(L, -1) : luaL_tolstring(L, -2, NULL));
+  } else {
+    lua_getiuservalue(L, handle, 2);
+    lua_getfield(L, -1, "n");
+    int n = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    for (int i = 2; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      printf("%s%s", i > 2 ? "\t" : "", luaL_tolstring(L, -1, NULL));
+      lua_pop(L, 2);
+    }
+    if (n > 1) printf("\n");
+  }
+  lua_settop(L, handle - 1);
+  return 0;
+}
+
+int host_repl(host *h) {
+  char line[8192];
+  int tty = isatty(0);
+  if (tty) printf("luagent %s — Lua %s.%s with every primitive loaded; Ctrl-D to leave\n",
+                  LUAGENT_VERSION, LUA_VERSION_MAJOR, LUA_VERSION_MINOR);
+  for (;;) {
+    if (tty) {
+      printf("> ");
+      fflush(stdout);
+    }
+    if (!fgets(line, sizeof line, stdin)) break;
+    line[strcspn(line, "\n")] = '\0';
+    if (line[0]) repl_line(h, line);
+    fflush(stdout);
+  }
+  if (tty) printf("\n");
+  return 0;
+}
