@@ -1,0 +1,269 @@
+/* http: requests on the event loop (see http.h). */
+#include "http.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct http_xfer {
+  loop_xfer lx;
+  loop *lp;
+  struct curl_slist *headers;
+  FILE *body_fp;
+  http_source source;
+  http_sink sink;
+  size_t max_body;
+  http_done_fn done;
+  void *done_ctx;
+  int finished;
+  int overflow;      /* the in-memory body passed max_body */
+  CURLcode result;
+  long status;
+  buf body;
+  buf resp_headers;
+  double started;
+  double elapsed;
+  char errbuf[CURL_ERROR_SIZE];
+  char message[CURL_ERROR_SIZE + 64];
+};
+
+static size_t on_header(char *data, size_t size, size_t n, void *ctx) {
+  http_xfer *x = ctx;
+  size_t len = size * n;
+  if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+    buf_clear(&x->resp_headers); /* a new response (after 100 Continue or a redirect) */
+    return len;
+  }
+  const char *colon = memchr(data, ':', len);
+  if (!colon) return len;
+  size_t name_len = (size_t)(colon - data);
+  const char *value = colon + 1, *end = data + len;
+  while (value < end && (*value == ' ' || *value == '\t')) value++;
+  while (end > value && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ')) end--;
+  for (size_t i = 0; i < name_len; i++) buf_append_char(&x->resp_headers, (char)tolower((unsigned char)data[i]));
+  buf_append_char(&x->resp_headers, '\0');
+  buf_append(&x->resp_headers, value, (size_t)(end - value));
+  buf_append_char(&x->resp_headers, '\0');
+  return len;
+}
+
+static size_t on_write(char *data, size_t size, size_t n, void *ctx) {
+  http_xfer *x = ctx;
+  size_t len = size * n;
+  if (x->sink.write) {
+    size_t rc = x->sink.write(x->sink.ctx, data, len);
+    return rc == HTTP_SINK_PAUSE ? CURL_WRITEFUNC_PAUSE : rc;
+  }
+  if (x->max_body && x->body.len + len > x->max_body) {
+    x->overflow = 1;
+    return 0; /* aborts the transfer */
+  }
+  return buf_append(&x->body, data, len) == 0 ? len : 0;
+}
+
+static size_t read_file(char *dst, size_t size, size_t n, void *ctx) {
+  http_xfer *x = ctx;
+  size_t got = fread(dst, 1, size * n, x->body_fp);
+  if (got == 0 && ferror(x->body_fp)) return CURL_READFUNC_ABORT;
+  return got;
+}
+
+static size_t read_source(char *dst, size_t size, size_t n, void *ctx) {
+  http_xfer *x = ctx;
+  size_t got = x->source.read(x->source.ctx, dst, size * n);
+  return got == (size_t)-1 ? CURL_READFUNC_ABORT : got;
+}
+
+static void on_done(loop_xfer *lx, CURLcode rc) {
+  http_xfer *x = (http_xfer *)lx;
+  x->finished = 1;
+  x->result = rc;
+  x->elapsed = loop_now() - x->started;
+  curl_easy_getinfo(x->lx.easy, CURLINFO_RESPONSE_CODE, &x->status);
+  if (x->done) x->done(x, x->done_ctx);
+}
+
+static int set_body(http_xfer *x, const http_request *req, char *err, size_t errlen) {
+  CURL *e = x->lx.easy;
+  const char *method = req->method ? req->method : "GET";
+  if (req->body_file || req->body_source) {
+    long long length = -1;
+    if (req->body_file) {
+      x->body_fp = fopen(req->body_file, "rb");
+      if (!x->body_fp) {
+        snprintf(err, errlen, "cannot open request body %s: %s", req->body_file, strerror(errno));
+        return -1;
+      }
+      if (fseeko(x->body_fp, 0, SEEK_END) == 0) length = ftello(x->body_fp);
+      rewind(x->body_fp);
+      curl_easy_setopt(e, CURLOPT_READFUNCTION, read_file);
+    } else {
+      x->source = *req->body_source;
+      length = x->source.length;
+      curl_easy_setopt(e, CURLOPT_READFUNCTION, read_source);
+    }
+    curl_easy_setopt(e, CURLOPT_READDATA, x);
+    curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+    if (length >= 0) curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)length);
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+  } else if (req->body) {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+  } else if (strcmp(method, "HEAD") == 0) {
+    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  } else if (strcmp(method, "GET") != 0) {
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    if (strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 || strcmp(method, "PATCH") == 0) {
+      curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+    }
+  }
+  return 0;
+}
+
+static void set_options(http_xfer *x, const http_request *req) {
+  CURL *e = x->lx.easy;
+  curl_easy_setopt(e, CURLOPT_URL, req->url);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (req->unix_socket) curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+  if (req->timeout > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
+  if (req->connect_timeout > 0)
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(req->connect_timeout * 1000));
+  if (req->idle_timeout > 0) {
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(req->idle_timeout + 0.999));
+  }
+  if (req->insecure) {
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  if (req->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, req->ca_file);
+  if (req->cert_file) curl_easy_setopt(e, CURLOPT_SSLCERT, req->cert_file);
+  if (req->key_file) curl_easy_setopt(e, CURLOPT_SSLKEY, req->key_file);
+  if (req->decompress) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+  /* no "Expect: 100-continue" round trip before a body */
+  x->headers = curl_slist_append(x->headers, "Expect:");
+  for (const char *const *h = req->headers; h && *h; h++) x->headers = curl_slist_append(x->headers, *h);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
+}
+
+http_xfer *http_start(loop *lp, const http_request *req, const http_sink *sink, http_done_fn done,
+                      void *done_ctx, char *err, size_t errlen) {
+  http_xfer *x = calloc(1, sizeof *x);
+  if (!x) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  x->lp = lp;
+  x->done = done;
+  x->done_ctx = done_ctx;
+  x->max_body = req->max_body;
+  if (sink) x->sink = *sink;
+  x->lx.done = on_done;
+  x->lx.easy = curl_easy_init();
+  if (!x->lx.easy) {
+    snprintf(err, errlen, "cannot create a curl handle");
+    free(x);
+    return NULL;
+  }
+  set_options(x, req);
+  if (set_body(x, req, err, errlen) != 0) {
+    http_free(x);
+    return NULL;
+  }
+  x->started = loop_now();
+  if (loop_add(lp, &x->lx) != 0) {
+    snprintf(err, errlen, "cannot start the transfer");
+    http_free(x);
+    return NULL;
+  }
+  return x;
+}
+
+void http_resume(http_xfer *x) { loop_unpause(x->lp, &x->lx); }
+
+void http_abort(http_xfer *x) {
+  if (x) loop_remove(x->lp, &x->lx);
+}
+
+void http_free(http_xfer *x) {
+  if (!x) return;
+  http_abort(x);
+  if (x->lx.easy) curl_easy_cleanup(x->lx.easy);
+  curl_slist_free_all(x->headers);
+  if (x->body_fp) fclose(x->body_fp);
+  buf_free(&x->body);
+  buf_free(&x->resp_headers);
+  free(x);
+}
+
+int http_finished(const http_xfer *x) { return x->finished; }
+int http_failed(const http_xfer *x) { return x->result != CURLE_OK; }
+long http_status(const http_xfer *x) { return x->status; }
+const buf *http_body(const http_xfer *x) { return &x->body; }
+const buf *http_headers(const http_xfer *x) { return &x->resp_headers; }
+double http_elapsed(const http_xfer *x) { return x->elapsed; }
+
+const char *http_header(const http_xfer *x, const char *name) {
+  const char *p = x->resp_headers.data, *end = p + x->resp_headers.len;
+  const char *found = NULL;
+  while (p && p < end) {
+    const char *value = p + strlen(p) + 1;
+    if (strcmp(p, name) == 0) found = value;
+    p = value + strlen(value) + 1;
+  }
+  return found;
+}
+
+const char *http_error_kind(const http_xfer *x) {
+  switch (x->result) {
+    case CURLE_OK: return NULL;
+    case CURLE_OPERATION_TIMEDOUT: return "timeout";
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT: return "connect";
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_USE_SSL_FAILED: return "tls";
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE: return "network";
+    case CURLE_WRITE_ERROR: return x->overflow ? "too_large" : "aborted";
+    case CURLE_ABORTED_BY_CALLBACK: return "aborted";
+    case CURLE_READ_ERROR: return "io";
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL: return "bad_url";
+    default: return "protocol";
+  }
+}
+
+const char *http_error_message(const http_xfer *x) {
+  http_xfer *mx = (http_xfer *)x;
+  if (x->result == CURLE_OK) return NULL;
+  const char *detail = x->errbuf[0] ? x->errbuf : curl_easy_strerror(x->result);
+  if (x->overflow)
+    snprintf(mx->message, sizeof mx->message, "response body larger than %zu bytes", x->max_body);
+  else
+    snprintf(mx->message, sizeof mx->message, "%s", detail);
+  return x->message;
+}
