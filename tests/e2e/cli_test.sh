@@ -1,0 +1,107 @@
+# The command line: errors, settings, arguments, the embedded library, Ctrl-C.
+. tests/e2e/lib.sh
+
+cat > "$TMP/syntax.lua" <<'LUA'
+local x = 1
+local y = = 2
+LUA
+run_luagent run "$TMP/syntax.lua"
+check "a syntax error reports FILE:LINE and exits 1" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && grep -q 'syntax.lua:2:' $TMP/stderr"
+
+cat > "$TMP/fails.lua" <<'LUA'
+local function inner() error("the data file is empty") end
+local function outer() inner() end
+outer()
+LUA
+run_luagent run "$TMP/fails.lua"
+check "a runtime error prints FILE:LINE: message and a traceback, exit 1" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] &&
+  head -1 $TMP/stderr | grep -q 'fails.lua:1: the data file is empty' &&
+  grep -q 'stack traceback' $TMP/stderr && grep -q 'fails.lua:2: in' $TMP/stderr"
+
+run_luagent run "$TMP/does-not-exist.lua"
+check "a missing recipe is a one-line error with exit 2" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && [ \$(wc -l < $TMP/stderr) -eq 1 ] &&
+  grep -q \"cannot open recipe '$TMP/does-not-exist.lua'\" $TMP/stderr"
+
+run_luagent frobnicate
+check "an unknown command exits 2 with a hint" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"see 'luagent help'\" $TMP/stderr"
+
+run_luagent run --bogus "$TMP/fails.lua"
+check "an unknown option exits 2 with a hint" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"unknown option '--bogus'\" $TMP/stderr"
+
+run_luagent run "$TMP/fails.lua" --set novalue
+check "--set without = exits 2" sh -c "[ \"\$(cat $TMP/status)\" = 2 ] && grep -q 'key=value' $TMP/stderr"
+
+cat > "$TMP/settings.lua" <<'LUA'
+local s = luagent.settings
+print(s.a.b, math.type(s.a.b), s.flag, s.ratio, s.name, s.list and #s.list, ...)
+LUA
+run_luagent run "$TMP/settings.lua" --set a.b=3 --set flag=true --set ratio=0.5 --set name=gpt-4o --set 'list=[1, 2]' -- one two
+check "--set a.b=3 arrives as the integer 3, values typed like YAML, args after --" \
+  sh -c "[ \"\$(cat $TMP/stdout)\" = \"\$(printf '3\tinteger\ttrue\t0.5\tgpt-4o\t2\tone\ttwo')\" ]"
+
+mkdir -p "$TMP/beside"
+echo 'return { greet = function() return "hello from beside" end }' > "$TMP/beside/mymod.lua"
+echo 'print(require("mymod").greet())' > "$TMP/beside/main.lua"
+run_luagent run "$TMP/beside/main.lua"
+check "a recipe requires modules that sit beside it" sh -c "[ \"\$(cat $TMP/stdout)\" = 'hello from beside' ]"
+
+mkdir -p "$TMP/lib/luagent"
+cp -r lua/luagent/* "$TMP/lib/luagent/"
+sed 's/^return luagent$/luagent.from_disk = true\nreturn luagent/' lua/luagent/init.lua > "$TMP/lib/luagent/init.lua"
+echo 'print(luagent.from_disk)' > "$TMP/disk.lua"
+run_luagent run --lua-path "$TMP/lib" "$TMP/disk.lua"
+check "--lua-path loads the Lua library from disk" sh -c "[ \"\$(cat $TMP/stdout)\" = true ]"
+LUAGENT_PATH="$TMP/lib" "$LUAGENT" run "$TMP/disk.lua" > "$TMP/stdout" 2>&1
+check "LUAGENT_PATH does the same" sh -c "[ \"\$(cat $TMP/stdout)\" = true ]"
+run_luagent run "$TMP/disk.lua"
+check "without it the embedded library is used" sh -c "[ \"\$(cat $TMP/stdout)\" = nil ]"
+
+cat > "$TMP/interrupt.lua" <<'LUA'
+local marker = ...
+local guard <close> = setmetatable({}, {__close = function()
+  luagent.sleep(0.1) -- cleanup may itself wait
+  luagent.fs.write(marker, "closed")
+end})
+local worker = luagent.spawn(function() luagent.sleep(60) end)
+print("ready"); io.stdout:flush()
+luagent.sleep(60)
+LUA
+"$LUAGENT" run "$TMP/interrupt.lua" -- "$TMP/closed.txt" > "$TMP/stdout" 2> "$TMP/stderr" &
+pid=$!
+for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
+kill -INT $pid
+wait $pid
+echo $? > "$TMP/status"
+check "Ctrl-C stops the run cleanly: <close> handlers run, exit 130" sh -c "
+  [ \"\$(cat $TMP/status)\" = 130 ] && [ \"\$(cat $TMP/closed.txt)\" = closed ] && grep -q interrupted $TMP/stderr"
+
+cat > "$TMP/busy.lua" <<'LUA'
+print("ready"); io.stdout:flush()
+local n = 0
+while true do n = n + 1 end
+LUA
+"$LUAGENT" run "$TMP/busy.lua" > "$TMP/stdout" 2> "$TMP/stderr" &
+pid=$!
+for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
+kill -INT $pid
+wait $pid
+echo $? > "$TMP/status"
+check "Ctrl-C also stops a busy loop that never waits" sh -c "[ \"\$(cat $TMP/status)\" = 130 ]"
+
+cat > "$TMP/orphan.lua" <<'LUA'
+luagent.spawn(function() luagent.sleep(0.05); error("nobody waits for me") end)
+LUA
+run_luagent run "$TMP/orphan.lua"
+check "an error in a task nobody waits for is reported, not lost" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && grep -q 'nobody waits for me' $TMP/stderr"
+
+echo 'print(1 + 1); print(luagent.json.encode({a = 1}))' | "$LUAGENT" repl > "$TMP/stdout" 2>&1
+check "repl evaluates lines with every primitive loaded" sh -c "grep -qx 2 $TMP/stdout && grep -qx '{\"a\":1}' $TMP/stdout"
+
+run_luagent version
+check "version prints the version" sh -c "grep -q '^luagent [0-9]' $TMP/stdout"

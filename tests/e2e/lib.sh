@@ -1,0 +1,28 @@
+# Shell helpers for end-to-end tests: each check prints "ok - ..." or "not ok - ...".
+LUAGENT=${LUAGENT:-./luagent}
+SUITE=$(basename "$0" .sh)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/luagent-e2e-XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+# check NAME COMMAND...: passes when the command succeeds
+check() {
+  name=$1; shift
+  if "$@" > "$TMP/check.out" 2>&1; then
+    echo "ok - $SUITE: $name"
+  else
+    echo "not ok - $SUITE: $name"
+    sed 's/^/    /' "$TMP/check.out" >&2
+  fi
+}
+
+# run_luagent ARGS...: runs luagent, keeping stdout, stderr and status in $TMP
+run_luagent() {
+  "$LUAGENT" "$@" > "$TMP/stdout" 2> "$TMP/stderr"
+  echo $? > "$TMP/status"
+}
+
+status_is() { [ "$(cat "$TMP/status")" = "$1" ] || { echo "status $(cat "$TMP/status"), expected $1"; cat "$TMP/stderr"; return 1; }; }
+stderr_has() { grep -q -- "$1" "$TMP/stderr" || { echo "stderr lacks '$1':"; cat "$TMP/stderr"; return 1; }; }
+stdout_has() { grep -q -- "$1" "$TMP/stdout" || { echo "stdout lacks '$1':"; cat "$TMP/stdout"; return 1; }; }
+stdout_is() { [ "$(cat "$TMP/stdout")" = "$1" ] || { echo "stdout is '$(cat "$TMP/stdout")', expected '$1'"; return 1; }; }
+stderr_lines() { [ "$(wc -l < "$TMP/stderr")" -eq "$1" ] || { echo "stderr has $(wc -l < "$TMP/stderr") lines, expected $1:"; cat "$TMP/stderr"; return 1; }; }

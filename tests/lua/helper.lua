@@ -1,0 +1,101 @@
+-- A tiny test helper for specs run by the luagent binary itself.
+--   local t = require "helper"
+--   t.test("name", function() t.eq(1 + 1, 2) end)
+--   return t.done()
+-- Prints "ok - name" / "not ok - name" lines that tests/run counts.
+local t = {}
+local failures, count = 0, 0
+local spec = (luagent.recipe or "?"):match("([^/]+)%.lua$") or "?"
+
+local function fail(msg, level)
+  error({test_failure = true, message = msg}, level + 1)
+end
+
+local function show(v)
+  if type(v) == "string" then return ("%q"):format(v) end
+  return tostring(v)
+end
+
+function t.eq(actual, expected, what)
+  if actual ~= expected then
+    fail(("%sexpected %s, got %s"):format(what and (what .. ": ") or "", show(expected), show(actual)), 2)
+  end
+end
+
+function t.ok(value, what)
+  if not value then fail(what or "expected a true value", 2) end
+  return value
+end
+
+function t.match(s, pattern, what)
+  if type(s) ~= "string" or not s:find(pattern) then
+    fail(("%s%s does not match %q"):format(what and (what .. ": ") or "", show(s), pattern), 2)
+  end
+end
+
+function t.no_match(s, pattern, what)
+  if type(s) == "string" and s:find(pattern) then
+    fail(("%s%s matches %q"):format(what and (what .. ": ") or "", show(s), pattern), 2)
+  end
+end
+
+function t.lt(a, b, what)
+  if not (a < b) then fail(("%sexpected %s < %s"):format(what and (what .. ": ") or "", show(a), show(b)), 2) end
+end
+
+-- Deep equality for plain tables.
+local function same(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
+  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+
+function t.same(actual, expected, what)
+  if not same(actual, expected) then
+    local json = require "luagent.json"
+    local ok1, a = pcall(json.encode, actual)
+    local ok2, e = pcall(json.encode, expected)
+    fail(("%snot the same:\n  expected %s\n  got      %s"):format(what and (what .. ": ") or "",
+      ok2 and e or tostring(expected), ok1 and a or tostring(actual)), 2)
+  end
+end
+
+-- Runs fn and returns the error it raised (fails if it did not raise).
+function t.raises(fn, pattern)
+  local ok, err = pcall(fn)
+  if ok then fail("expected an error", 2) end
+  if pattern then t.match(type(err) == "table" and (err.message or "") or tostring(err), pattern) end
+  return err
+end
+
+function t.test(name, fn)
+  count = count + 1
+  local started = luagent.now()
+  local ok, err = xpcall(fn, function(e)
+    if type(e) == "table" and e.test_failure then return e.message .. "\n" .. debug.traceback("", 2) end
+    return tostring(type(e) == "table" and (e.message or e) or e) .. "\n" .. debug.traceback("", 2)
+  end)
+  local took = luagent.now() - started
+  if ok then
+    print(("ok - %s: %s (%.2fs)"):format(spec, name, took))
+  else
+    failures = failures + 1
+    print(("not ok - %s: %s"):format(spec, name))
+    io.stderr:write(("    %s\n"):format(tostring(err):gsub("\n", "\n    ")))
+  end
+  io.stdout:flush()
+end
+
+-- Environment the runner provides; a spec that needs a missing one says so.
+function t.env(name)
+  local v = os.getenv(name)
+  if not v or v == "" then error(("test setup: %s is not set (run the specs through tests/run)"):format(name), 2) end
+  return v
+end
+
+function t.done()
+  return failures == 0 and 0 or 1
+end
+
+return t

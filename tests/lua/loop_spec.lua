@@ -1,0 +1,127 @@
+-- Tasks and the scheduler.
+local t = require "helper"
+
+t.test("spawned tasks run concurrently and return their results", function()
+  local started = luagent.now()
+  local tasks = {}
+  for i = 1, 10 do
+    tasks[i] = luagent.spawn(function(n) luagent.sleep(0.3); return n * 2, "second" end, i)
+  end
+  local results, errors = luagent.wait_all(tasks)
+  t.eq(errors, nil)
+  for i = 1, 10 do t.eq(results[i], i * 2) end
+  local a, b = tasks[3]:wait()
+  t.eq(a, 6); t.eq(b, "second")
+  t.lt(luagent.now() - started, 0.6, "ten 0.3 s sleeps overlap")
+end)
+
+t.test("an error in a task is returned by wait, with its position", function()
+  local task = luagent.spawn(function() error("boom") end)
+  local value, err = task:wait()
+  t.eq(value, nil)
+  t.match(err, "loop_spec.lua:%d+: boom")
+  t.eq(task:status(), "failed")
+end)
+
+t.test("error tables keep their fields through wait", function()
+  local task = luagent.spawn(function() error({kind = "custom", message = "m", extra = 7}) end)
+  local _, err = task:wait()
+  t.eq(err.kind, "custom"); t.eq(err.extra, 7)
+end)
+
+t.test("wait_all reports which tasks failed", function()
+  local tasks = {
+    luagent.spawn(function() return "a" end),
+    luagent.spawn(function() error("second failed", 0) end),
+    luagent.spawn(function() return "c" end),
+  }
+  local results, errors = luagent.wait_all(tasks)
+  t.eq(results[1], "a"); t.eq(results[2], nil); t.eq(results[3], "c")
+  t.eq(errors[2], "second failed"); t.eq(errors[1], nil)
+end)
+
+t.test("map keeps order and bounds concurrency", function()
+  local running, peak = 0, 0
+  local started = luagent.now()
+  local results, errors = luagent.map({1, 2, 3, 4, 5, 6}, function(x)
+    running = running + 1
+    peak = math.max(peak, running)
+    luagent.sleep(0.1)
+    running = running - 1
+    return x * x
+  end, {concurrency = 2})
+  t.eq(errors, nil)
+  t.same(results, {1, 4, 9, 16, 25, 36})
+  t.eq(peak, 2)
+  local took = luagent.now() - started
+  t.ok(took >= 0.29 and took < 0.6, ("three rounds of 0.1 s took %.2f s"):format(took))
+end)
+
+t.test("map collects errors without stopping the other items", function()
+  local results, errors = luagent.map({1, 2, 3}, function(x)
+    if x == 2 then error("two", 0) end
+    return x
+  end)
+  t.eq(results[1], 1); t.eq(results[3], 3)
+  t.eq(errors[2], "two")
+end)
+
+t.test("a cancelled task stops at its wait and runs its <close> handlers", function()
+  local closed = false
+  local task = luagent.spawn(function()
+    local guard <close> = setmetatable({}, {__close = function() closed = true end})
+    luagent.sleep(10)
+    return "not reached"
+  end)
+  luagent.sleep(0.05)
+  local started = luagent.now()
+  task:cancel()
+  local value, err = task:wait()
+  t.eq(value, nil)
+  t.eq(err.kind, "cancelled")
+  t.ok(closed, "the <close> handler ran")
+  t.lt(luagent.now() - started, 1)
+end)
+
+t.test("a <close> handler can itself wait while its task unwinds an error", function()
+  local log = {}
+  local task = luagent.spawn(function()
+    local guard <close> = setmetatable({}, {__close = function()
+      luagent.sleep(0.05) -- cooperative I/O during unwinding
+      log[#log + 1] = "closed"
+    end})
+    error("fail after opening", 0)
+  end)
+  local _, err = task:wait()
+  t.eq(err, "fail after opening")
+  t.same(log, {"closed"})
+end)
+
+t.test("tasks waiting on each other are reported as a deadlock, not a hang", function()
+  local a, b
+  a = luagent.spawn(function() luagent.sleep(0.01); return b:wait() end)
+  b = luagent.spawn(function() luagent.sleep(0.01); return a:wait() end)
+  local _, err = a:wait()
+  t.ok(err, "a deadlock error")
+  t.match(tostring(err.kind or err), "deadlock")
+end)
+
+t.test("yield lets other ready tasks run", function()
+  local order = {}
+  local x = luagent.spawn(function() order[#order + 1] = "x1"; luagent.yield(); order[#order + 1] = "x2" end)
+  local y = luagent.spawn(function() order[#order + 1] = "y1"; luagent.yield(); order[#order + 1] = "y2" end)
+  luagent.wait_all({x, y})
+  t.same(order, {"x1", "y1", "x2", "y2"})
+end)
+
+t.test("primitives work from a plain coroutine inside a task (blocking there)", function()
+  local co = coroutine.wrap(function()
+    luagent.sleep(0.05)
+    coroutine.yield("slept")
+    return "done"
+  end)
+  t.eq(co(), "slept")
+  t.eq(co(), "done")
+end)
+
+return t.done()
