@@ -1,0 +1,205 @@
+/* lua_tar: luagent.tar — tar files on the host, never whole in memory.
+ *
+ *   tar.write(tar_path, entries [, {uid, gid}]) -> bytes | nil, err
+ *       entries: {name, file = host_path} | {name, data [, mode]} | {name, dir = true}
+ *                | {name, symlink = target}; parent directories are added
+ *   tar.extract(tar_path, dest [, {strip = "prefix"}]) -> report | nil, err
+ *       report = {files = {{path, size}...}, refused = {{name, reason}...}, bytes}
+ *       Absolute names, "..", links leaving dest, devices and fifos are refused
+ *       (and listed); nothing is ever written outside dest. */
+#include "lua_tar.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lua_util.h"
+
+static const char WRITER_CLASS[] = "luagent.tar.writer";
+static const char EXTRACT_CLASS[] = "luagent.tar.extract";
+
+typedef struct writer_box {
+  tar_writer *w;
+} writer_box;
+typedef struct extract_box {
+  tar_extract *x;
+} extract_box;
+
+static int writer_gc(lua_State *L) {
+  writer_box *b = luaL_checkudata(L, 1, WRITER_CLASS);
+  tar_writer_free(b->w);
+  b->w = NULL;
+  return 0;
+}
+
+static int extract_gc(lua_State *L) {
+  extract_box *b = luaL_checkudata(L, 1, EXTRACT_CLASS);
+  tar_extract_free(b->x);
+  b->x = NULL;
+  return 0;
+}
+
+static int add_entry(lua_State *L, tar_writer *w, int entry, char *err, size_t errlen) {
+  const char *name = opt_string(L, entry, "name", NULL, NULL);
+  if (!name) return snprintf(err, errlen, "a tar entry has no 'name'"), -1;
+  const char *file = opt_string(L, entry, "file", NULL, NULL);
+  size_t len;
+  const char *data = opt_string(L, entry, "data", NULL, &len);
+  const char *target = opt_string(L, entry, "symlink", NULL, NULL);
+  unsigned mode = (unsigned)opt_integer(L, entry, "mode", 0);
+  if (file) return tar_writer_add_file(w, name, file, err, errlen);
+  if (data) return tar_writer_add_data(w, name, data, len, mode ? mode : 0644, err, errlen);
+  if (target) return tar_writer_add_symlink(w, name, target, err, errlen);
+  if (opt_boolean(L, entry, "dir", 0)) return tar_writer_add_dir(w, name, mode ? mode : 0755, err, errlen);
+  snprintf(err, errlen, "tar entry '%s' needs one of file, data, dir or symlink", name);
+  return -1;
+}
+
+tar_writer *ltar_writer_from_entries(lua_State *L, int idx, unsigned uid, unsigned gid) {
+  idx = lua_absindex(L, idx);
+  luaL_checktype(L, idx, LUA_TTABLE);
+  writer_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->w = NULL;
+  luaL_setmetatable(L, WRITER_CLASS);
+  b->w = tar_writer_new(uid, gid);
+  if (!b->w) luaL_error(L, "out of memory");
+  lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, i);
+    char err[512];
+    int rc = lua_istable(L, -1) ? add_entry(L, b->w, lua_gettop(L), err, sizeof err)
+                                : (snprintf(err, sizeof err, "tar entry %d is not a table", (int)i), -1);
+    lua_pop(L, 1);
+    if (rc != 0) {
+      luagent_fail(L, errno == ENOENT ? "not_found" : "bad_entry", "%s", err);
+      return NULL;
+    }
+  }
+  return b->w;
+}
+
+void ltar_push_report(lua_State *L, const tar_extract *x) {
+  lua_createtable(L, 0, 3);
+  size_t n = tar_extract_file_count(x);
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, tar_extract_file_path(x, i));
+    lua_setfield(L, -2, "path");
+    lua_pushinteger(L, (lua_Integer)tar_extract_file_size(x, i));
+    lua_setfield(L, -2, "size");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "files");
+  n = tar_extract_refused_count(x);
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, tar_extract_refused_name(x, i));
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, tar_extract_refused_reason(x, i));
+    lua_setfield(L, -2, "reason");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "refused");
+  lua_pushinteger(L, (lua_Integer)tar_extract_bytes(x));
+  lua_setfield(L, -2, "bytes");
+}
+
+tar_extract *ltar_extract_new(lua_State *L, const char *dest, const char *strip) {
+  extract_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->x = NULL;
+  luaL_setmetatable(L, EXTRACT_CLASS);
+  char err[512];
+  b->x = tar_extract_new(dest, strip, err, sizeof err);
+  if (!b->x) {
+    luagent_fail(L, "io", "%s", err);
+    return NULL;
+  }
+  return b->x;
+}
+
+static int write_fd(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    p += w, n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* tar.write(tar_path, entries [, {uid, gid}]) -> bytes | nil, err */
+static int l_write(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  unsigned uid = 0, gid = 0;
+  if (lua_istable(L, 3)) {
+    uid = (unsigned)opt_integer(L, 3, "uid", 0);
+    gid = (unsigned)opt_integer(L, 3, "gid", 0);
+  }
+  tar_writer *w = ltar_writer_from_entries(L, 2, uid, gid);
+  if (!w) return 2;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return luagent_fail(L, "io", "cannot create %s: %s", path, strerror(errno));
+  char chunk[65536];
+  size_t n;
+  long long total = 0;
+  while ((n = tar_writer_read(w, chunk, sizeof chunk)) != 0) {
+    if (n == (size_t)-1 || write_fd(fd, chunk, n) != 0) {
+      int saved = errno;
+      close(fd);
+      unlink(path);
+      if (n == (size_t)-1) return luagent_fail(L, "io", "%s", tar_writer_error(w));
+      return luagent_fail(L, "io", "cannot write %s: %s", path, strerror(saved));
+    }
+    total += (long long)n;
+  }
+  if (close(fd) != 0) return luagent_fail(L, "io", "cannot write %s: %s", path, strerror(errno));
+  lua_pushinteger(L, (lua_Integer)total);
+  return 1;
+}
+
+/* tar.extract(tar_path, dest [, {strip}]) -> report | nil, err */
+static int l_extract(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  const char *dest = luaL_checkstring(L, 2);
+  const char *strip = lua_istable(L, 3) ? opt_string(L, 3, "strip", NULL, NULL) : NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return luagent_fail(L, errno == ENOENT ? "not_found" : "io", "cannot open %s: %s", path, strerror(errno));
+  tar_extract *x = ltar_extract_new(L, dest, strip);
+  if (!x) {
+    close(fd);
+    return 2;
+  }
+  char chunk[65536];
+  ssize_t got;
+  int rc = 0;
+  while (rc == 0 && (got = read(fd, chunk, sizeof chunk)) != 0) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    rc = tar_extract_feed(x, chunk, (size_t)got);
+  }
+  close(fd);
+  if (rc == 0) rc = tar_extract_finish(x);
+  if (rc != 0) return luagent_fail(L, "tar", "%s: %s", path, tar_extract_error(x));
+  ltar_push_report(L, x);
+  return 1;
+}
+
+int luaopen_luagent_tar(lua_State *L) {
+  static const luaL_Reg funcs[] = {{"write", l_write}, {"extract", l_extract}, {NULL, NULL}};
+  if (luaL_newmetatable(L, WRITER_CLASS)) {
+    lua_pushcfunction(L, writer_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  if (luaL_newmetatable(L, EXTRACT_CLASS)) {
+    lua_pushcfunction(L, extract_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 2);
+  luaL_newlib(L, funcs);
+  return 1;
+}
