@@ -6,7 +6,15 @@
  *   sys.isatty(fd)       -> boolean
  *   sys.hostname()       -> string
  *   sys.time()           -> wall-clock seconds (with fraction)
- *   sys.execute(argv)    -> exit_code, output   runs a host program (no shell), output = stdout+stderr
+ *   sys.execute(argv [, {inherit = true}]) -> exit_code, output   runs a host program (no
+ *                          shell); output = stdout+stderr, or shown live with inherit
+ *   sys.process_start(pid) -> the process's start time (clock ticks since boot) | nil
+ *                          (with the pid, it names a process even after pid reuse)
+ *   sys.random_hex(n)    -> n random bytes from the kernel, as hex
+ *   sys.maxrss()         -> peak resident memory of this process, in bytes
+ *   sys.sha256(string)   -> hex digest
+ *   sys.sha256_file(path) -> hex digest, size | nil, err   (read in chunks)
+ *   sys.asset(name)      -> the embedded file (e.g. "sandbox/Dockerfile") | nil
  */
 #include <errno.h>
 #include <lauxlib.h>
@@ -14,12 +22,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "embedded.h"
 #include "lua_util.h"
+#include "sha256.h"
 
 static int l_pid(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)getpid());
@@ -62,6 +73,7 @@ static int l_time(lua_State *L) {
  * CLI (debootstrap, tar), never from an agent's hot path. */
 static int l_execute(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
+  int inherit = lua_istable(L, 2) && opt_boolean(L, 2, "inherit", 0);
   int n = (int)lua_rawlen(L, 1);
   luaL_argcheck(L, n > 0, 1, "argv must not be empty");
   char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(n + 1), 0);
@@ -77,8 +89,10 @@ static int l_execute(lua_State *L) {
   pid_t pid = fork();
   if (pid < 0) return luagent_fail(L, "io", "fork: %s", strerror(errno));
   if (pid == 0) {
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
+    if (!inherit) {
+      dup2(fds[1], 1);
+      dup2(fds[1], 2);
+    }
     close(fds[0]);
     close(fds[1]);
     execvp(argv[0], argv);
@@ -104,10 +118,87 @@ static int l_execute(lua_State *L) {
   return 2;
 }
 
+static int l_process_start(lua_State *L) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%lld/stat", (long long)luaL_checkinteger(L, 1));
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(line, 1, sizeof line - 1, f);
+  fclose(f);
+  line[n] = '\0';
+  /* field 22 (starttime), counted after the ")" that ends the command name */
+  char *p = strrchr(line, ')');
+  if (!p) return 0;
+  for (int field = 2; field < 22 && p; field++) p = strchr(p + 1, ' ');
+  if (!p) return 0;
+  lua_pushinteger(L, (lua_Integer)strtoll(p + 1, NULL, 10));
+  return 1;
+}
+
+static int l_random_hex(lua_State *L) {
+  lua_Integer n = luaL_optinteger(L, 1, 8);
+  luaL_argcheck(L, n > 0 && n <= 64, 1, "between 1 and 64 bytes");
+  unsigned char bytes[64];
+  FILE *f = fopen("/dev/urandom", "rb");
+  if (!f || fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+    if (f) fclose(f);
+    return luaL_error(L, "cannot read /dev/urandom");
+  }
+  fclose(f);
+  char hex[129];
+  for (lua_Integer i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+  lua_pushlstring(L, hex, (size_t)n * 2);
+  return 1;
+}
+
+static int l_maxrss(lua_State *L) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  lua_pushinteger(L, (lua_Integer)ru.ru_maxrss * 1024);
+  return 1;
+}
+
+static int l_sha256(lua_State *L) {
+  size_t n;
+  const char *data = luaL_checklstring(L, 1, &n);
+  sha256_ctx c;
+  char hex[65];
+  sha256_init(&c);
+  sha256_update(&c, data, n);
+  sha256_final_hex(&c, hex);
+  lua_pushstring(L, hex);
+  return 1;
+}
+
+static int l_sha256_file(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  char hex[65];
+  long long size = 0;
+  if (sha256_file_hex(path, hex, &size) != 0)
+    return luagent_fail(L, errno == ENOENT ? "not_found" : "io", "cannot read %s: %s", path, strerror(errno));
+  lua_pushstring(L, hex);
+  lua_pushinteger(L, (lua_Integer)size);
+  return 2;
+}
+
+static int l_asset(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  for (const embedded_file *f = luagent_assets; f->name; f++) {
+    if (strcmp(f->name, name) == 0) {
+      lua_pushlstring(L, (const char *)f->data, f->size);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int luaopen_luagent_sys(lua_State *L) {
   static const luaL_Reg funcs[] = {{"pid", l_pid},         {"alive", l_alive},   {"getenv", l_getenv},
                                    {"isatty", l_isatty},   {"hostname", l_hostname}, {"time", l_time},
-                                   {"execute", l_execute}, {NULL, NULL}};
+                                   {"execute", l_execute}, {"process_start", l_process_start},
+                                   {"random_hex", l_random_hex}, {"maxrss", l_maxrss},
+                                   {"sha256", l_sha256}, {"sha256_file", l_sha256_file},
+                                   {"asset", l_asset}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;
 }
