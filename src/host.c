@@ -18,11 +18,14 @@ int luaopen_luagent_json(lua_State *L);
 int luaopen_luagent_yaml(lua_State *L);
 int luaopen_luagent_fs(lua_State *L);
 int luaopen_luagent_sys(lua_State *L);
+int luaopen_luagent_docker(lua_State *L);
+int luaopen_luagent_tar(lua_State *L);
 
 static const luaL_Reg C_MODULES[] = {
     {"luagent.loop", luaopen_luagent_loop}, {"luagent.http", luaopen_luagent_http},
     {"luagent.json", luaopen_luagent_json}, {"luagent.yaml", luaopen_luagent_yaml},
     {"luagent.fs", luaopen_luagent_fs},     {"luagent.sys", luaopen_luagent_sys},
+    {"luagent.docker", luaopen_luagent_docker}, {"luagent.tar", luaopen_luagent_tar},
     {NULL, NULL}};
 
 /* ---- the embedded Lua library ---- */
@@ -232,11 +235,27 @@ static void report_failure(lua_State *L, int handle) {
   lua_pop(L, 2);
 }
 
+/* Runs luagent._run_exit_hooks() as a task (sandboxes are closed there, even
+ * after an error or Ctrl-C); a failure is reported like any unobserved one. */
+static void run_exit_hooks(host *h) {
+  lua_State *L = h->L;
+  lua_getglobal(L, "luagent");
+  if (lua_istable(L, -1) && lua_getfield(L, -1, "_run_exit_hooks") == LUA_TFUNCTION) {
+    tasks_spawn(L, 0);
+    lua_pop(L, 1);
+    tasks_run(h, NULL);
+  } else {
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
 static int run_main_task(host *h, int nargs) {
   lua_State *L = h->L;
   tasks_spawn(L, nargs);
   int handle = lua_gettop(L);
-  tasks_run(h);
+  tasks_run(h, lua_touserdata(L, handle));
+  run_exit_hooks(h);
   int failed = task_failure(L, handle);
   if (failed) {
     lua_pop(L, 2);
@@ -306,7 +325,7 @@ static int repl_line(host *h, const char *line) {
   }
   tasks_spawn(L, 0);
   int handle = lua_gettop(L);
-  tasks_run(h);
+  tasks_run(h, lua_touserdata(L, handle));
   if (h->interrupted) {
     h->interrupted = 0;
     h->cancelling = 0;

@@ -15,6 +15,7 @@ struct http_xfer {
   http_source source;
   http_sink sink;
   size_t max_body;
+  int sink_success_only;
   http_done_fn done;
   void *done_ctx;
   int finished;
@@ -49,9 +50,22 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx) {
   return len;
 }
 
+#define ERROR_BODY_CAP 65536
+
+static int diverted_error_body(http_xfer *x) {
+  if (!x->sink_success_only) return 0;
+  long status = http_status_now(x);
+  return status < 200 || status >= 300;
+}
+
 static size_t on_write(char *data, size_t size, size_t n, void *ctx) {
   http_xfer *x = ctx;
   size_t len = size * n;
+  if (x->sink.write && diverted_error_body(x)) {
+    /* keep the server's error message, a bounded amount of it */
+    if (x->body.len < ERROR_BODY_CAP) buf_append(&x->body, data, len);
+    return len;
+  }
   if (x->sink.write) {
     size_t rc = x->sink.write(x->sink.ctx, data, len);
     return rc == HTTP_SINK_PAUSE ? CURL_WRITEFUNC_PAUSE : rc;
@@ -168,6 +182,7 @@ http_xfer *http_start(loop *lp, const http_request *req, const http_sink *sink, 
   x->done = done;
   x->done_ctx = done_ctx;
   x->max_body = req->max_body;
+  x->sink_success_only = req->sink_success_only;
   if (sink) x->sink = *sink;
   x->lx.done = on_done;
   x->lx.easy = curl_easy_init();
@@ -210,6 +225,12 @@ void http_free(http_xfer *x) {
 int http_finished(const http_xfer *x) { return x->finished; }
 int http_failed(const http_xfer *x) { return x->result != CURLE_OK; }
 long http_status(const http_xfer *x) { return x->status; }
+
+long http_status_now(const http_xfer *x) {
+  long status = 0;
+  curl_easy_getinfo(x->lx.easy, CURLINFO_RESPONSE_CODE, &status);
+  return status;
+}
 const buf *http_body(const http_xfer *x) { return &x->body; }
 const buf *http_headers(const http_xfer *x) { return &x->resp_headers; }
 double http_elapsed(const http_xfer *x) { return x->elapsed; }

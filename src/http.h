@@ -45,6 +45,7 @@ typedef struct http_request {
   const char *ca_file, *cert_file, *key_file;
   int decompress;                /* accept and decode gzip/deflate/br */
   size_t max_body;               /* in-memory body cap; 0: none */
+  int sink_success_only;         /* a non-2xx body goes to memory (http_body), not the sink */
 } http_request;
 
 typedef struct http_xfer http_xfer;
@@ -67,6 +68,9 @@ int http_failed(const http_xfer *x);
 const char *http_error_kind(const http_xfer *x);
 const char *http_error_message(const http_xfer *x);
 long http_status(const http_xfer *x);
+/* The status of the response being received (0 before its headers), for
+ * sinks that must treat an error body differently from the payload. */
+long http_status_now(const http_xfer *x);
 const buf *http_body(const http_xfer *x);
 /* Response headers as consecutive "name\0value\0" pairs, names lower-cased,
  * for the final response (interim 100/redirect headers are dropped). */

@@ -14,12 +14,15 @@
  *     on_event{event, data, id, retry}; returning false stops the stream.
  *   http.sse_parser() -> parser      parser:feed(chunk) -> {events...},
  *                                    parser:pending() -> cut inside an event? */
+#include <errno.h>
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host.h"
 #include "http.h"
+#include "lua_http.h"
 #include "lua_util.h"
 #include "sse.h"
 
@@ -31,6 +34,9 @@ static const char PARSER_CLASS[] = "luagent.http.sse_parser";
 typedef struct lrequest {
   http_xfer *x;
   wait_slot slot;
+  int self;         /* stack index of this userdata in the waiting C frame */
+  lhttp_finish_fn finish;
+  void *finish_ud;
   buf pending;      /* streamed bytes not yet given to on_chunk */
   int streaming;
   int paused;
@@ -143,13 +149,15 @@ static void push_headers(lua_State *L, const buf *h) {
   }
 }
 
-static int push_response(lua_State *L, lrequest *r) {
-  http_xfer *x = r->x;
-  if (http_failed(x) && !r->stopped) {
-    luagent_fail(L, http_error_kind(x), "%s", http_error_message(x));
-    if (http_status(x)) luagent_error_set_integer(L, "status", http_status(x));
-    return 2;
-  }
+int lhttp_push_failure(lua_State *L, http_xfer *x) {
+  luagent_fail(L, http_error_kind(x), "%s", http_error_message(x));
+  if (http_status(x)) luagent_error_set_integer(L, "status", http_status(x));
+  return 2;
+}
+
+static int push_response(lua_State *L, http_xfer *x, void *ud) {
+  lrequest *r = ud;
+  if (http_failed(x) && !r->stopped) return lhttp_push_failure(L, x);
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, http_status(x));
   lua_setfield(L, -2, "status");
@@ -167,8 +175,8 @@ static int request_k(lua_State *L, int status, lua_KContext ctx);
 
 /* Hands buffered stream bytes to on_chunk, inside the task, so on_chunk may
  * itself wait. Returns 1 when a call was started (continues in request_k). */
-static int deliver_chunk(lua_State *L, lrequest *r, int self) {
-  lua_getiuservalue(L, self, UV_ON_CHUNK);
+static int deliver_chunk(lua_State *L, lrequest *r) {
+  lua_getiuservalue(L, r->self, UV_ON_CHUNK);
   lua_pushlstring(L, r->pending.data, r->pending.len);
   buf_clear(&r->pending);
   if (r->paused) {
@@ -183,7 +191,6 @@ static int deliver_chunk(lua_State *L, lrequest *r, int self) {
 static int request_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   lrequest *r = (lrequest *)ctx;
-  int self = 2; /* l_request keeps its userdata at index 2 */
   if (r->in_callback) {
     r->in_callback = 0;
     if (lua_toboolean(L, -1) == 0 && !lua_isnil(L, -1)) {
@@ -191,55 +198,84 @@ static int request_k(lua_State *L, int status, lua_KContext ctx) {
       http_abort(r->x);
     }
     lua_pop(L, 1);
-    if (r->stopped) return push_response(L, r);
+    if (r->stopped) return r->finish(L, r->x, r->finish_ud);
   }
   luagent_check_cancelled(L, &r->slot);
-  if (r->streaming && r->pending.len > 0) return deliver_chunk(L, r, self);
+  if (r->streaming && r->pending.len > 0) return deliver_chunk(L, r);
   if (!http_finished(r->x) && !r->stopped) {
     wait_slot_init(&r->slot, request_cancel);
     return host_await(L, &r->slot, ctx, request_k);
   }
-  return push_response(L, r);
+  return r->finish(L, r->x, r->finish_ud);
+}
+
+void lhttp_read_options(lua_State *L, int idx, http_request *req) {
+  memset(req, 0, sizeof *req);
+  req->url = opt_string(L, idx, "url", NULL, NULL);
+  luaL_argcheck(L, req->url != NULL, 1, "option 'url' is required");
+  req->method = opt_string(L, idx, "method", "GET", NULL);
+  req->body = opt_string(L, idx, "body", NULL, &req->body_len);
+  req->body_file = opt_string(L, idx, "body_file", NULL, NULL);
+  req->unix_socket = opt_string(L, idx, "unix_socket", NULL, NULL);
+  req->timeout = opt_number(L, idx, "timeout", 0);
+  req->connect_timeout = opt_number(L, idx, "connect_timeout", 0);
+  req->idle_timeout = opt_number(L, idx, "idle_timeout", 0);
+  req->insecure = opt_boolean(L, idx, "insecure", 0);
+  req->ca_file = opt_string(L, idx, "ca_file", NULL, NULL);
+  req->cert_file = opt_string(L, idx, "cert_file", NULL, NULL);
+  req->key_file = opt_string(L, idx, "key_file", NULL, NULL);
+  req->decompress = opt_boolean(L, idx, "decompress", req->unix_socket == NULL);
+  req->max_body = (size_t)opt_integer(L, idx, "max_body", 0);
+}
+
+/* Creates the request userdata, reads headers, starts the transfer. */
+static lrequest *start_request(lua_State *L, int opts, http_request *req, const http_sink *sink, int streaming) {
+  lrequest *r = lua_newuserdatauv(L, sizeof *r, 2);
+  memset(r, 0, sizeof *r);
+  luaL_setmetatable(L, REQUEST_CLASS);
+  r->self = lua_gettop(L);
+  r->streaming = streaming;
+  if (req->body) {
+    lua_getfield(L, opts, "body");
+    lua_setiuservalue(L, r->self, UV_BODY); /* keeps the bytes alive during the transfer */
+  }
+  req->headers = collect_headers(L, opts, r);
+  http_sink own = {request_sink, r};
+  if (streaming) sink = &own;
+  wait_slot_init(&r->slot, request_cancel);
+  char err[256];
+  r->x = http_start(host_of(L)->loop, req, sink, request_done, r, err, sizeof err);
+  if (!r->x) luaL_error(L, "%s", err);
+  return r;
+}
+
+int lhttp_perform(lua_State *L, int opts_idx, http_request *req, const http_sink *sink,
+                  lhttp_finish_fn finish, void *ud) {
+  opts_idx = lua_absindex(L, opts_idx);
+  lrequest *r = start_request(L, opts_idx, req, sink, 0);
+  r->finish = finish;
+  r->finish_ud = ud;
+  return host_await(L, &r->slot, (lua_KContext)r, request_k);
 }
 
 /* http.request(opts) -> response | nil, err */
 static int l_request(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  lrequest *r = lua_newuserdatauv(L, sizeof *r, 2);
-  memset(r, 0, sizeof *r);
-  luaL_setmetatable(L, REQUEST_CLASS);
   http_request req;
-  memset(&req, 0, sizeof req);
-  req.url = opt_string(L, 1, "url", NULL, NULL);
-  luaL_argcheck(L, req.url != NULL, 1, "option 'url' is required");
-  req.method = opt_string(L, 1, "method", "GET", NULL);
-  req.body = opt_string(L, 1, "body", NULL, &req.body_len);
-  if (req.body) {
-    lua_getfield(L, 1, "body");
-    lua_setiuservalue(L, 2, UV_BODY); /* keeps the bytes alive during the transfer */
+  lhttp_read_options(L, 1, &req);
+  int streaming = opt_function(L, 1, "on_chunk");
+  if (streaming) lua_pop(L, 1);
+  lrequest *r;
+  if (req.body_file && access(req.body_file, R_OK) != 0)
+    return luagent_fail(L, "io", "cannot read request body %s: %s", req.body_file, strerror(errno));
+  r = start_request(L, 1, &req, NULL, streaming);
+  r->finish = push_response;
+  r->finish_ud = r;
+  if (streaming) {
+    opt_function(L, 1, "on_chunk");
+    lua_setiuservalue(L, r->self, UV_ON_CHUNK);
   }
-  req.body_file = opt_string(L, 1, "body_file", NULL, NULL);
-  req.unix_socket = opt_string(L, 1, "unix_socket", NULL, NULL);
-  req.timeout = opt_number(L, 1, "timeout", 0);
-  req.connect_timeout = opt_number(L, 1, "connect_timeout", 0);
-  req.idle_timeout = opt_number(L, 1, "idle_timeout", 0);
-  req.insecure = opt_boolean(L, 1, "insecure", 0);
-  req.ca_file = opt_string(L, 1, "ca_file", NULL, NULL);
-  req.cert_file = opt_string(L, 1, "cert_file", NULL, NULL);
-  req.key_file = opt_string(L, 1, "key_file", NULL, NULL);
-  req.decompress = opt_boolean(L, 1, "decompress", req.unix_socket == NULL);
-  req.max_body = (size_t)opt_integer(L, 1, "max_body", 0);
-  req.headers = collect_headers(L, 1, r);
-  http_sink sink = {request_sink, r};
-  if (opt_function(L, 1, "on_chunk")) {
-    lua_setiuservalue(L, 2, UV_ON_CHUNK);
-    r->streaming = 1;
-  }
-  wait_slot_init(&r->slot, request_cancel);
-  char err[256];
-  r->x = http_start(host_of(L)->loop, &req, r->streaming ? &sink : NULL, request_done, r, err, sizeof err);
-  if (!r->x) return luagent_fail(L, "io", "%s", err);
   return host_await(L, &r->slot, (lua_KContext)r, request_k);
 }
 

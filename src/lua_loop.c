@@ -240,8 +240,10 @@ static int scheduler_step(host *h) {
   return 1;
 }
 
-void tasks_run(host *h) {
+void tasks_run(host *h, void *main) {
+  task *m = main;
   while (h->nlive > 0) {
+    if (m && m->state == T_FAILED && !h->cancelling) tasks_cancel_all(h, "the main task failed");
     if (!scheduler_step(h)) break_deadlock(h);
   }
 }

@@ -9,8 +9,9 @@
 /* Spawns the function on top of the stack (with nargs arguments above it) as
  * a task; pops them and pushes the task handle. */
 void tasks_spawn(lua_State *L, int nargs);
-/* Drives the scheduler until every task has finished. */
-void tasks_run(host *h);
+/* Drives the scheduler until every task has finished. If `main` (a task
+ * handle's userdata, may be NULL) fails, the other tasks are cancelled. */
+void tasks_run(host *h, void *main);
 /* Asks every unfinished task to stop (Ctrl-C, or the main task failed). */
 void tasks_cancel_all(host *h, const char *why);
 /* After tasks_run: true if the task on top of the stack failed; pushes its

@@ -1,6 +1,8 @@
 /* lua_util: error values, option fields, class helper (see lua_util.h). */
 #include "lua_util.h"
 
+#include "buf.h"
+
 #include <stdarg.h>
 #include <string.h>
 
@@ -22,11 +24,16 @@ static void push_error_metatable(lua_State *L) {
   }
 }
 
+/* Messages are formatted by C's vsnprintf (not lua_pushvfstring), so every
+ * printf conversion works and the compiler checks the arguments. */
 static void push_error_v(lua_State *L, const char *kind, const char *fmt, va_list ap) {
   lua_createtable(L, 0, 4);
   lua_pushstring(L, kind);
   lua_setfield(L, -2, "kind");
-  lua_pushvfstring(L, fmt, ap);
+  buf message = BUF_INIT;
+  buf_vprintf(&message, fmt, ap);
+  lua_pushlstring(L, message.data ? message.data : "", message.len);
+  buf_free(&message);
   lua_setfield(L, -2, "message");
   push_error_metatable(L);
   lua_setmetatable(L, -2);

@@ -143,4 +143,23 @@ end
 
 luagent.merge = merge
 
+-- Functions run once when the run ends — normally, on an error or on Ctrl-C —
+-- after every task has finished. They may wait (close sandboxes, flush traces).
+local exit_hooks = {}
+
+function luagent.at_exit(fn)
+  exit_hooks[#exit_hooks + 1] = fn
+end
+
+-- Called by the host; each hook runs even if an earlier one failed.
+function luagent._run_exit_hooks()
+  local failures = {}
+  for i = #exit_hooks, 1, -1 do
+    local ok, err = pcall(exit_hooks[i])
+    if not ok then failures[#failures + 1] = tostring(type(err) == "table" and err.message or err) end
+  end
+  exit_hooks = {}
+  if #failures > 0 then error("while finishing the run: " .. table.concat(failures, "; "), 0) end
+end
+
 return luagent

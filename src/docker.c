@@ -1,0 +1,163 @@
+/* docker: endpoint resolution and the capped exec stream (see docker.h). */
+#include "docker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SOCKET "/var/run/docker.sock"
+
+static int copy_path(char *dst, size_t dstlen, const char *dir, const char *file) {
+  int n = snprintf(dst, dstlen, "%s/%s", dir, file);
+  return n < 0 || (size_t)n >= dstlen ? -1 : 0;
+}
+
+static int parse_unix(const char *path, docker_endpoint *out, char *err, size_t errlen) {
+  if (!*path || strlen(path) >= sizeof out->unix_socket) {
+    snprintf(err, errlen, "DOCKER_HOST has an empty or too long socket path");
+    return -1;
+  }
+  snprintf(out->unix_socket, sizeof out->unix_socket, "%s", path);
+  snprintf(out->base_url, sizeof out->base_url, "http://localhost");
+  snprintf(out->description, sizeof out->description, "unix://%s", path);
+  return 0;
+}
+
+static int parse_tcp(const char *hostport, const char *tls_verify, const char *cert_path,
+                     const char *home, docker_endpoint *out, char *err, size_t errlen) {
+  size_t len = strcspn(hostport, "/");
+  if (len == 0 || len > 255) {
+    snprintf(err, errlen, "DOCKER_HOST tcp:// needs host:port, e.g. tcp://127.0.0.1:2376");
+    return -1;
+  }
+  out->tls = tls_verify && *tls_verify && strcmp(tls_verify, "0") != 0;
+  out->tls_verify = out->tls;
+  snprintf(out->base_url, sizeof out->base_url, "%s://%.*s", out->tls ? "https" : "http", (int)len, hostport);
+  snprintf(out->description, sizeof out->description, "tcp://%.*s", (int)len, hostport);
+  if (!out->tls) return 0;
+  char dir[PATH_MAX];
+  if (cert_path && *cert_path)
+    snprintf(dir, sizeof dir, "%s", cert_path);
+  else
+    snprintf(dir, sizeof dir, "%s/.docker", home ? home : "");
+  if (copy_path(out->ca_file, sizeof out->ca_file, dir, "ca.pem") ||
+      copy_path(out->cert_file, sizeof out->cert_file, dir, "cert.pem") ||
+      copy_path(out->key_file, sizeof out->key_file, dir, "key.pem")) {
+    snprintf(err, errlen, "DOCKER_CERT_PATH is too long");
+    return -1;
+  }
+  return 0;
+}
+
+int docker_endpoint_parse(const char *docker_host, const char *tls_verify, const char *cert_path,
+                          const char *home, docker_endpoint *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  if (!docker_host || !*docker_host) return parse_unix(DEFAULT_SOCKET, out, err, errlen);
+  if (strncmp(docker_host, "unix://", 7) == 0) return parse_unix(docker_host + 7, out, err, errlen);
+  if (strncmp(docker_host, "tcp://", 6) == 0)
+    return parse_tcp(docker_host + 6, tls_verify, cert_path, home, out, err, errlen);
+  snprintf(err, errlen,
+           "DOCKER_HOST=%s is not supported: use unix:///path/to/docker.sock or tcp://host:port",
+           docker_host);
+  return -1;
+}
+
+/* ---- capped output ---- */
+
+void capped_init(capped_output *c, size_t cap) {
+  memset(c, 0, sizeof *c);
+  c->head_cap = cap - cap / 2;
+  c->tail_cap = cap / 2;
+}
+
+static void ring_write(capped_output *c, const char *data, size_t n) {
+  if (c->tail_cap == 0) return;
+  if (n >= c->tail_cap) { /* only the last tail_cap bytes can survive */
+    memcpy(c->tail, data + n - c->tail_cap, c->tail_cap);
+    c->tail_start = 0;
+    c->tail_len = c->tail_cap;
+    return;
+  }
+  size_t end = (c->tail_start + c->tail_len) % c->tail_cap;
+  for (size_t i = 0; i < n; i++) {
+    c->tail[end] = data[i];
+    end = (end + 1) % c->tail_cap;
+    if (c->tail_len < c->tail_cap)
+      c->tail_len++;
+    else
+      c->tail_start = (c->tail_start + 1) % c->tail_cap;
+  }
+}
+
+int capped_write(capped_output *c, const char *data, size_t n) {
+  c->total += n;
+  size_t to_head = c->head.len < c->head_cap ? c->head_cap - c->head.len : 0;
+  if (to_head > n) to_head = n;
+  if (to_head && buf_append(&c->head, data, to_head) != 0) return -1;
+  if (n > to_head) {
+    if (!c->tail && c->tail_cap) {
+      c->tail = malloc(c->tail_cap);
+      if (!c->tail) return -1;
+    }
+    ring_write(c, data + to_head, n - to_head);
+  }
+  return 0;
+}
+
+int capped_result(const capped_output *c, buf *out) {
+  buf_append(out, c->head.data ? c->head.data : "", c->head.len);
+  unsigned long long kept = c->head.len + c->tail_len;
+  int truncated = c->total > kept;
+  if (truncated)
+    buf_printf(out, "\n[... %llu bytes omitted by luagent: output over %zu bytes; first and last parts kept ...]\n",
+               c->total - kept, c->head_cap + c->tail_cap);
+  size_t first = c->tail_len;
+  if (c->tail_start + first > c->tail_cap) first = c->tail_cap - c->tail_start;
+  if (c->tail_len) {
+    buf_append(out, c->tail + c->tail_start, first);
+    buf_append(out, c->tail, c->tail_len - first);
+  }
+  return truncated;
+}
+
+void capped_free(capped_output *c) {
+  buf_free(&c->head);
+  free(c->tail);
+  c->tail = NULL;
+}
+
+/* ---- the exec stream ---- */
+
+void docker_demux_init(docker_demux *d, size_t cap_per_stream) {
+  memset(d, 0, sizeof *d);
+  capped_init(&d->out[DOCKER_STDOUT], cap_per_stream);
+  capped_init(&d->out[DOCKER_STDERR], cap_per_stream);
+}
+
+int docker_demux_feed(docker_demux *d, const char *data, size_t n) {
+  while (n > 0) {
+    if (d->remaining == 0) {
+      size_t take = 8 - d->header_len < n ? 8 - d->header_len : n;
+      memcpy(d->header + d->header_len, data, take);
+      d->header_len += take, data += take, n -= take;
+      if (d->header_len < 8) return 0;
+      d->header_len = 0;
+      if (d->header[0] > 3 || d->header[1] || d->header[2] || d->header[3]) return -1;
+      d->stream = d->header[0] == DOCKER_STDOUT ? DOCKER_STDOUT : DOCKER_STDERR;
+      d->remaining = (size_t)d->header[4] << 24 | (size_t)d->header[5] << 16 | (size_t)d->header[6] << 8 |
+                     d->header[7];
+      continue;
+    }
+    size_t take = d->remaining < n ? d->remaining : n;
+    if (capped_write(&d->out[d->stream], data, take) != 0) return -1;
+    d->remaining -= take, data += take, n -= take;
+  }
+  return 0;
+}
+
+int docker_demux_partial(const docker_demux *d) { return d->remaining > 0 || d->header_len > 0; }
+
+void docker_demux_free(docker_demux *d) {
+  capped_free(&d->out[DOCKER_STDOUT]);
+  capped_free(&d->out[DOCKER_STDERR]);
+}

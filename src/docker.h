@@ -1,0 +1,68 @@
+/* docker: the pure-C parts of the Docker Engine API client.
+ *
+ *   - where the engine is: DOCKER_HOST (unix:// or tcp://, TLS from
+ *     DOCKER_TLS_VERIFY / DOCKER_CERT_PATH), default /var/run/docker.sock;
+ *   - the exec attach stream: 8-byte frame headers demultiplexed into stdout
+ *     and stderr, each capped: the first and last halves of the cap are kept,
+ *     the middle is counted and replaced by a marker, so host memory stays
+ *     bounded whatever the command prints.
+ * The Lua binding (lua_docker.c) drives the requests; policies live in
+ * lua/luagent/engine.lua and sandbox.lua. */
+#ifndef LUAGENT_DOCKER_H
+#define LUAGENT_DOCKER_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+typedef struct docker_endpoint {
+  char unix_socket[PATH_MAX]; /* set for unix:// endpoints */
+  char base_url[512];         /* http://localhost for a socket, http(s)://host:port for tcp */
+  int tls;
+  int tls_verify;
+  char ca_file[PATH_MAX], cert_file[PATH_MAX], key_file[PATH_MAX];
+  char description[PATH_MAX + 16]; /* how to name it in messages */
+} docker_endpoint;
+
+/* docker_host, tls_verify, cert_path: the values of DOCKER_HOST,
+ * DOCKER_TLS_VERIFY and DOCKER_CERT_PATH (NULL when unset); home: $HOME.
+ * Returns 0, or -1 with a message in err. */
+int docker_endpoint_parse(const char *docker_host, const char *tls_verify, const char *cert_path,
+                          const char *home, docker_endpoint *out, char *err, size_t errlen);
+
+/* One output stream with a byte cap: head and tail kept, middle counted. */
+typedef struct capped_output {
+  size_t head_cap, tail_cap;
+  buf head;
+  char *tail;          /* ring buffer of tail_cap bytes */
+  size_t tail_len;     /* bytes in the ring */
+  size_t tail_start;   /* index of the oldest byte */
+  unsigned long long total;
+} capped_output;
+
+void capped_init(capped_output *c, size_t cap);
+int capped_write(capped_output *c, const char *data, size_t n);
+/* Appends the kept output to out: everything when it fitted, else head +
+ * a marker naming the omitted byte count + tail. Returns 1 if truncated. */
+int capped_result(const capped_output *c, buf *out);
+void capped_free(capped_output *c);
+
+enum { DOCKER_STDOUT = 1, DOCKER_STDERR = 2 };
+
+typedef struct docker_demux {
+  unsigned char header[8];
+  size_t header_len;
+  int stream;          /* stream of the frame being read */
+  size_t remaining;    /* payload bytes left in that frame */
+  capped_output out[3];/* [DOCKER_STDOUT], [DOCKER_STDERR] */
+} docker_demux;
+
+void docker_demux_init(docker_demux *d, size_t cap_per_stream);
+/* Returns 0, or -1 on a malformed frame header. */
+int docker_demux_feed(docker_demux *d, const char *data, size_t n);
+/* True when the stream stopped inside a frame. */
+int docker_demux_partial(const docker_demux *d);
+void docker_demux_free(docker_demux *d);
+
+#endif
