@@ -1,0 +1,162 @@
+-- luagent.engine: a Docker Engine API client.
+--
+--   local engine = require "luagent.engine"
+--   local client, err = engine.connect()            -- DOCKER_HOST or /var/run/docker.sock
+--   client:call("GET", "/containers/json", nil, {query = {all = 1}}) -> decoded JSON | nil, err
+--   client:options("/exec/ID/start", {...})        -> options for luagent.docker's streaming calls
+--
+-- JSON calls go through luagent.http on the engine's socket (one reused
+-- connection); streaming calls (exec, archives) through luagent.docker.
+-- The API version is negotiated with GET /_ping. Errors are values:
+-- {kind = "docker_unreachable" | "not_found" | "conflict" | "docker", status, message},
+-- and the message always carries the engine's own words.
+local http = require "luagent.http"
+local json = require "luagent.json"
+local docker = require "luagent.docker"
+
+local engine = {}
+
+-- The newest API version this client speaks; an older engine is spoken to in its own.
+engine.MAX_API = "1.43"
+engine.MIN_API = "1.40"
+
+local Client = {}
+Client.__index = Client
+
+local function version_number(v)
+  local major, minor = tostring(v):match("^(%d+)%.(%d+)")
+  return major and tonumber(major) * 1000 + tonumber(minor) or 0
+end
+
+local function urlencode(s)
+  return (tostring(s):gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
+end
+
+function engine.query_string(query)
+  if not query then return "" end
+  local keys = {}
+  for k in pairs(query) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do
+    local v = query[k]
+    if type(v) == "table" then v = json.encode(v) end
+    if type(v) == "boolean" then v = v and "1" or "0" end
+    parts[#parts + 1] = urlencode(k) .. "=" .. urlencode(v)
+  end
+  return "?" .. table.concat(parts, "&")
+end
+
+local function how_to_start(endpoint)
+  if endpoint.unix_socket then
+    return ("Is the Docker engine running? Start it with 'sudo systemctl start docker' (or 'sudo dockerd &'), "
+      .. "check that you may use %s (the docker group), or point DOCKER_HOST at a running engine.")
+      :format(endpoint.unix_socket)
+  end
+  return "Is the engine at " .. endpoint.description .. " running, and are DOCKER_HOST/DOCKER_TLS_VERIFY/DOCKER_CERT_PATH right?"
+end
+
+local function why_unreachable(endpoint, err)
+  if endpoint.unix_socket then
+    local st = require("luagent.fs").stat(endpoint.unix_socket)
+    if not st then return "there is no socket at " .. endpoint.unix_socket end
+    if st.type ~= "socket" then return endpoint.unix_socket .. " is not a socket" end
+    return "the socket refused the connection (" .. err.message .. ")"
+  end
+  return err.message
+end
+
+local function unreachable(endpoint, err)
+  return setmetatable({
+    kind = "docker_unreachable",
+    message = ("cannot reach the Docker engine at %s: %s. %s"):format(endpoint.description,
+      why_unreachable(endpoint, err), how_to_start(endpoint)),
+    endpoint = endpoint.description,
+  }, getmetatable(err))
+end
+
+-- Connects and negotiates the API version. opts.host overrides DOCKER_HOST.
+function engine.connect(opts)
+  opts = opts or {}
+  local endpoint, err = docker.endpoint(opts.host)
+  if not endpoint then return nil, err end
+  local base = {unix_socket = endpoint.unix_socket, ca_file = endpoint.ca_file, cert_file = endpoint.cert_file,
+                key_file = endpoint.key_file}
+  local ping_opts = {url = endpoint.url .. "/_ping", timeout = opts.timeout or 10, connect_timeout = 5}
+  for k, v in pairs(base) do ping_opts[k] = v end
+  local res
+  res, err = http.request(ping_opts)
+  if not res then return nil, unreachable(endpoint, err) end
+  if res.status ~= 200 then
+    return nil, unreachable(endpoint, {message = ("GET /_ping answered HTTP %d: %s"):format(res.status, res.body)})
+  end
+  local server = res.headers["api-version"] or engine.MIN_API
+  if version_number(server) < version_number(engine.MIN_API) then
+    return nil, {kind = "docker", message = ("the Docker engine at %s speaks API %s; luagent needs %s or newer")
+      :format(endpoint.description, server, engine.MIN_API)}
+  end
+  local version = version_number(server) < version_number(engine.MAX_API) and server or engine.MAX_API
+  return setmetatable({
+    endpoint = endpoint,
+    version = version,
+    server_version = server,
+    base_url = endpoint.url .. "/v" .. version,
+    http = base,
+  }, Client)
+end
+
+-- Options for a request to `path` (with its query string) merged with extra.
+function Client:options(path, extra)
+  local o = {url = self.base_url .. path}
+  for k, v in pairs(self.http) do o[k] = v end
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+local KIND_BY_STATUS = {[404] = "not_found", [409] = "conflict"}
+
+-- The engine's own message from an error body ({"message": "..."}).
+local function engine_message(body)
+  local decoded = json.decode(body or "")
+  if type(decoded) == "table" and type(decoded.message) == "string" then return decoded.message end
+  return (body or ""):gsub("%s+$", "")
+end
+
+function engine.error_from_response(res, what)
+  local message = engine_message(res.body)
+  return setmetatable({
+    kind = KIND_BY_STATUS[res.status] or "docker",
+    status = res.status,
+    engine_message = message,
+    message = ("%s: Docker engine says: %s (HTTP %d)"):format(what, message, res.status),
+  }, {__tostring = function(e) return e.kind .. ": " .. e.message end})
+end
+
+-- client:call(method, path, body, {query, timeout}) -> decoded JSON (or true) | nil, err
+function Client:call(method, path, body, opts)
+  opts = opts or {}
+  local request = self:options(path .. engine.query_string(opts.query), {
+    method = method,
+    timeout = opts.timeout or 120,
+    headers = body ~= nil and {["content-type"] = "application/json"} or nil,
+    body = body ~= nil and json.encode(body) or nil,
+  })
+  local res, err = http.request(request)
+  if not res then
+    if err.kind == "connect" then return nil, unreachable(self.endpoint, err) end
+    err.message = ("%s %s: %s"):format(method, path, err.message)
+    return nil, err
+  end
+  if res.status < 200 or res.status >= 300 then
+    return nil, engine.error_from_response(res, method .. " " .. path)
+  end
+  if res.body == "" then return true end
+  if (res.headers["content-type"] or ""):find("json", 1, true) then
+    local value, derr = json.decode(res.body)
+    if value == nil then return nil, derr end
+    return value
+  end
+  return res.body
+end
+
+return engine
