@@ -1,0 +1,267 @@
+-- luagent.sandbox against the real Docker engine: staging, lock-down,
+-- hostile code, extraction, lifecycle. Needs the luagent-sandbox image
+-- (tests/run builds it).
+local t = require "helper"
+local sandbox, fs, sys, tar = luagent.sandbox, luagent.fs, luagent.sys, luagent.tar
+local json = luagent.json
+
+local work = assert(fs.temp_dir("luagent-sandbox-spec"))
+luagent.at_exit(function() fs.remove(work) end)
+
+local function write(path, data)
+  assert(fs.mkdir(path:match("^(.*)/[^/]*$")))
+  assert(fs.write(path, data))
+end
+
+local function all_bytes()
+  local bytes = {}
+  for i = 0, 255 do bytes[#bytes + 1] = string.char(i) end
+  return table.concat(bytes):rep(300)
+end
+
+-- one long-lived session for the hostile-code tests, closed at the end
+local box = assert(sandbox.open{memory = "256m", pids = 64, timeout = 30})
+
+local function ok_exec(cmd, opts)
+  local r, err = box:exec(cmd, opts)
+  if not r then error("exec failed: " .. tostring(err and err.message), 2) end
+  return r
+end
+
+local function still_usable()
+  local r = ok_exec("echo alive")
+  t.eq(r.stdout, "alive\n", "the session still runs commands")
+end
+
+t.test("staging round trip: binary, unicode name, empty folder, text", function()
+  local src = work .. "/src"
+  write(src .. "/bin/all-bytes.bin", all_bytes())
+  write(src .. "/données/énergie ☀.csv", "a,b\n1,2\n")
+  assert(fs.mkdir(src .. "/empty/inner"))
+  write(src .. "/skip/me.pyc", "x")
+  local s <close> = assert(sandbox.open{manifest = {
+    ["input"] = sandbox.dir(src, {exclude = {"*.pyc"}}),
+    ["notes/task.md"] = sandbox.text("find the anomaly\n"),
+  }})
+  local r = assert(s:exec("cd input && find . | sort && sha256sum bin/all-bytes.bin"))
+  t.match(r.stdout, "./données/énergie ☀.csv", "unicode name")
+  t.match(r.stdout, "./empty/inner\n", "empty folder")
+  t.no_match(r.stdout, "me.pyc", "excluded file")
+  t.match(r.stdout, sys.sha256(all_bytes()), "binary content intact inside")
+  t.eq(assert(s:get("notes/task.md")), "find the anomaly\n")
+  local out = work .. "/back"
+  local report = assert(s:extract("input", out))
+  t.eq(#report.refused, 0)
+  t.eq(fs.read(out .. "/bin/all-bytes.bin"), all_bytes(), "binary content intact after the round trip")
+  t.eq(fs.read(out .. "/données/énergie ☀.csv"), "a,b\n1,2\n")
+  t.eq(fs.stat(out .. "/empty/inner").type, "directory")
+  t.eq(r.exit_code, 0)
+end)
+
+t.test("staged files belong to the sandbox user, who can change them", function()
+  local s <close> = assert(sandbox.open{manifest = {["input/a.csv"] = sandbox.text("x\n")}})
+  local r = assert(s:exec("stat -c '%u %a' input input/a.csv && echo more >> input/a.csv && touch input/new"))
+  t.eq(r.exit_code, 0, r.stderr)
+  t.match(r.stdout, "^1000 755\n1000 644\n")
+end)
+
+t.test("a missing host file fails before any container starts, naming key and path", function()
+  local before = #assert(sandbox.list(assert(sandbox.engine())))
+  local s, err = sandbox.open{manifest = {["input/building_energy.csv"] = sandbox.file(work .. "/nope.csv")}}
+  t.eq(s, nil)
+  t.eq(err.kind, "not_found")
+  t.match(err.message, "input/building_energy.csv")
+  t.match(err.message, "nope.csv")
+  t.eq(#assert(sandbox.list(assert(sandbox.engine()))), before, "no container was created")
+end)
+
+t.test("exec: string and argv forms, exit codes, env, cwd, stdin", function()
+  local r = ok_exec("echo out; echo err >&2; exit 3")
+  t.eq(r.stdout, "out\n"); t.eq(r.stderr, "err\n"); t.eq(r.exit_code, 3)
+  r = ok_exec({"printf", "%s|", "a b", "$HOME"})
+  t.eq(r.stdout, "a b|$HOME|", "argv is not parsed by a shell")
+  r = ok_exec("echo $GREETING; pwd", {env = {GREETING = "hi"}, cwd = "/tmp"})
+  t.eq(r.stdout, "hi\n/tmp\n")
+  r = ok_exec("wc -c", {stdin = ("x"):rep(100000)})
+  t.eq(r.stdout:match("%d+"), "100000")
+  r = ok_exec({"no-such-program"})
+  t.ok(r.exit_code ~= 0)
+end)
+
+t.test("an endless loop times out, is really stopped, the session goes on", function()
+  local r = ok_exec("sh -c 'while :; do :; done' & while :; do :; done", {timeout = 2})
+  t.eq(r.timed_out, true)
+  t.lt(r.duration, 8)
+  local ps = ok_exec("ls /proc | grep -c '^[0-9]'")
+  t.lt(tonumber(ps.stdout), 6, "no looping process survives (only init, sleep, this exec)")
+  still_usable()
+end)
+
+t.test("a fork bomb is held by the pids cap and stopped", function()
+  local r = ok_exec("bomb() { bomb | bomb & }; bomb; sleep 30", {timeout = 4})
+  t.eq(r.timed_out, true)
+  t.lt(r.duration, 25)
+  still_usable()
+end)
+
+t.test("a memory bomb is reported as OOM-killed", function()
+  local r = ok_exec({"python3", "-c", "x = bytearray(1024 * 1024 * 1024); print('allocated')"})
+  t.eq(r.exit_code, 137)
+  t.eq(r.oom_killed, true)
+  t.eq(r.timed_out, false)
+  still_usable()
+  local again = ok_exec({"python3", "-c", "x = bytearray(1024 * 1024 * 1024)"})
+  t.eq(again.oom_killed, true, "a second OOM in the same session is seen too")
+  local killed = ok_exec("kill -9 $$")
+  t.eq(killed.exit_code, 137); t.eq(killed.oom_killed, false, "a plain SIGKILL is not an OOM")
+end)
+
+t.test("100 MB on stdout is truncated, head and tail kept", function()
+  local r = ok_exec("echo FIRST; head -c 100000000 /dev/zero | tr '\\0' x; echo; echo LAST")
+  t.eq(r.truncated, true)
+  t.lt(#r.stdout, 1100000)
+  t.match(r.stdout, "^FIRST\n")
+  t.match(r.stdout, "LAST\n$")
+  t.match(r.stdout, "bytes omitted by luagent")
+  t.ok(r.stdout_bytes > 100000000, "the full size is reported")
+  still_usable()
+end)
+
+t.test("no network: outbound connections fail", function()
+  local r = ok_exec({"python3", "-c", [[
+import socket
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=3)
+    print("CONNECTED")
+except OSError as e:
+    print("refused:", e)
+]]})
+  t.no_match(r.stdout, "CONNECTED")
+  t.match(r.stdout, "refused")
+  local ifs = ok_exec("cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '")
+  t.eq(ifs.stdout, "lo\n", "only the loopback interface")
+end)
+
+t.test("locked down: read-only root, non-root, no capabilities, init as PID 1", function()
+  local r = ok_exec("touch /usr/evil")
+  t.ok(r.exit_code ~= 0); t.match(r.stderr, "Read%-only file system")
+  t.eq(ok_exec("id -u").stdout, "1000\n")
+  local status = ok_exec("grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status").stdout
+  t.match(status, "CapEff:%s+0000000000000000")
+  t.match(status, "CapBnd:%s+0000000000000000")
+  t.match(status, "NoNewPrivs:%s+1")
+  t.eq(ok_exec("cat /proc/1/comm").stdout, "docker-init\n")
+  t.eq(ok_exec("touch /tmp/ok /workspace/ok && echo writable").stdout, "writable\n")
+  local mem = ok_exec("cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max")
+  t.match(mem.stdout, "^268435456", "memory capped at 256m")
+end)
+
+t.test("the host's files and secrets are not visible", function()
+  local marker = work .. "/host-only-" .. sys.random_hex(4)
+  assert(fs.write(marker, "secret"))
+  local r = ok_exec("ls " .. marker .. " 2>&1; cat /etc/hostname")
+  t.match(r.stdout, "No such file")
+  t.no_match(r.stdout, sys.hostname() .. "\n$")
+  local secret = t.env("OPENAI_API_KEY")
+  local env = ok_exec("env; cat /proc/1/environ | tr '\\0' '\\n'").stdout
+  t.no_match(env, secret, "the host's API key")
+  t.no_match(env, "OPENAI_API_KEY")
+  t.raises(function() sandbox.open{env = {KEY = secret}} end, "API keys never enter a sandbox")
+end)
+
+t.test("extraction refuses links that leave the destination and writes nothing outside", function()
+  ok_exec("mkdir -p output/sub && echo data > output/sub/ok.txt && ln -s /etc/passwd output/passwd && ln -s .. output/up && ln -s sub/ok.txt output/inside")
+  local dest = work .. "/extract/dest"
+  local report = assert(box:extract("output", dest))
+  local refused = {}
+  for _, r in ipairs(report.refused) do refused[r.name:gsub("^output/", "")] = r.reason end
+  t.ok(refused.passwd, "symlink to /etc/passwd refused")
+  t.ok(refused.up, "symlink to .. refused")
+  t.eq(fs.read(dest .. "/sub/ok.txt"), "data\n")
+  t.eq(fs.stat(dest .. "/inside").type, "link", "a link that stays inside is kept")
+  t.same(fs.list(work .. "/extract"), {"dest"}, "nothing beside the destination")
+end)
+
+t.test("a hostile snapshot is refused entry by entry on restore", function()
+  local evil = work .. "/evil.tar"
+  local code, out = sys.execute({"python3", "-c", [[
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    def add(name, data=b"x", **kw):
+        info = tarfile.TarInfo(name); info.size = len(data)
+        for k, v in kw.items(): setattr(info, k, v)
+        t.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    add("workspace/ok.txt", b"kept\n")
+    add("workspace/../evil", b"escaped\n")
+    add("/abs-evil", b"escaped\n")
+    add("workspace/link", type=tarfile.SYMTYPE, linkname="/etc/passwd", size=0)
+    add("workspace/dev", type=tarfile.CHRTYPE, devmajor=1, devminor=3, size=0)
+]], evil})
+  t.eq(code, 0, out)
+  local s <close> = assert(sandbox.open{restore = evil})
+  t.eq(assert(s:get("ok.txt")), "kept\n")
+  t.eq(#s.restored.refused, 4)
+  local r = assert(s:exec("ls -A /workspace"))
+  t.eq(r.stdout, "ok.txt\n")
+  local dest = work .. "/restore-check/dest"
+  local report = assert(tar.extract(evil, dest, {strip = "workspace"}))
+  t.eq(#report.refused, 4)
+  t.same(fs.list(work .. "/restore-check"), {"dest"})
+end)
+
+t.test("snapshot and restore carry a workspace over", function()
+  ok_exec("mkdir -p state && echo 42 > state/answer")
+  local snap = work .. "/ws.tar"
+  t.ok(assert(box:snapshot(snap)) > 0)
+  local s <close> = assert(sandbox.open{restore = snap})
+  t.eq(assert(s:get("state/answer")), "42\n")
+end)
+
+t.test("put and get, and a clear error for a missing file", function()
+  assert(box:put("deep/dir/file.txt", "hello"))
+  t.eq(assert(box:get("/workspace/deep/dir/file.txt")), "hello")
+  local v, err = box:get("missing.txt")
+  t.eq(v, nil); t.eq(err.kind, "not_found"); t.match(err.message, "missing.txt")
+  t.raises(function() box:put("../outside", "x") end, "'%.%.'")
+end)
+
+t.test("two sessions run commands concurrently", function()
+  local started = luagent.now()
+  local results, errors = luagent.map({1, 2}, function(i)
+    local s <close> = assert(sandbox.open{})
+    return assert(s:exec("sleep 1; echo " .. i)).stdout
+  end)
+  t.eq(errors, nil)
+  t.eq(results[1], "1\n"); t.eq(results[2], "2\n")
+  t.lt(luagent.now() - started, 2.8, "the two 1 s commands overlapped")
+end)
+
+t.test("close removes the container and its workspace volume", function()
+  local client = assert(sandbox.engine())
+  local s = assert(sandbox.open{})
+  local id, volume = s.container, s.volume
+  assert(s:close())
+  t.ok(s:close(), "closing twice is fine")
+  local _, err = client:call("GET", "/containers/" .. id .. "/json")
+  t.eq(err.kind, "not_found")
+  local _, verr = client:call("GET", "/volumes/" .. volume)
+  t.eq(verr.kind, "not_found")
+  t.raises(function() s:exec("true") end, "closed")
+end)
+
+t.test("bad options raise naming the option", function()
+  t.raises(function() sandbox.open{memory = "lots"} end, "memory")
+  t.raises(function() sandbox.open{pids = -1} end, "pids")
+  t.raises(function() box:exec(42) end, "cmd")
+end)
+
+t.test("an unreachable engine is one clear error naming the socket and the fix", function()
+  local s, err = sandbox.open{docker_host = "unix://" .. work .. "/no-docker.sock"}
+  t.eq(s, nil)
+  t.eq(err.kind, "docker_unreachable")
+  t.match(err.message, "no%-docker%.sock")
+  t.match(err.message, "dockerd")
+end)
+
+box:close()
+return t.done()
