@@ -14,6 +14,8 @@ struct loop {
   size_t active_xfers;
   loop_timer **heap;
   size_t nheap, capheap;
+  loop_watch *watches[LOOP_MAX_WATCHES];
+  size_t nwatches;
   int wake_fd[2];
 };
 
@@ -75,6 +77,27 @@ void loop_remove(loop *lp, loop_xfer *x) {
 void loop_unpause(loop *lp, loop_xfer *x) {
   (void)lp;
   if (x->active) curl_easy_pause(x->easy, CURLPAUSE_CONT);
+}
+
+/* ---- watched descriptors ---- */
+
+int loop_watch_start(loop *lp, loop_watch *w) {
+  if (w->active) return 0;
+  if (lp->nwatches == LOOP_MAX_WATCHES) return -1;
+  lp->watches[lp->nwatches++] = w;
+  w->active = 1;
+  return 0;
+}
+
+void loop_watch_stop(loop *lp, loop_watch *w) {
+  if (!w->active) return;
+  w->active = 0;
+  for (size_t i = 0; i < lp->nwatches; i++) {
+    if (lp->watches[i] == w) {
+      lp->watches[i] = lp->watches[--lp->nwatches];
+      return;
+    }
+  }
 }
 
 /* ---- timer heap (min-heap on `due`) ---- */
@@ -182,21 +205,43 @@ static void dispatch_finished_transfers(loop *lp) {
   }
 }
 
+/* Runs the `ready` callbacks of the watches poll marked; a callback may stop
+ * watches (even others), so each is looked up again before it runs. */
+static void dispatch_watches(loop *lp, struct pollfd *fds, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    if (!fds[i].revents) continue;
+    for (size_t j = 0; j < lp->nwatches; j++) {
+      loop_watch *w = lp->watches[j];
+      if (w->fd == fds[i].fd && w->active) {
+        w->ready(w, fds[i].revents);
+        break;
+      }
+    }
+  }
+}
+
 int loop_run_once(loop *lp, double max_wait_s) {
   int timeout = wait_ms(lp, max_wait_s);
+  struct pollfd fds[LOOP_MAX_WATCHES + 1];
+  size_t n = 0;
+  fds[n++] = (struct pollfd){lp->wake_fd[0], POLLIN, 0};
+  for (size_t i = 0; i < lp->nwatches; i++) fds[n++] = (struct pollfd){lp->watches[i]->fd, lp->watches[i]->events, 0};
   if (lp->multi && lp->active_xfers > 0) {
-    struct curl_waitfd extra = {lp->wake_fd[0], CURL_WAIT_POLLIN, 0};
+    struct curl_waitfd extra[LOOP_MAX_WATCHES + 1];
+    for (size_t i = 0; i < n; i++) extra[i] = (struct curl_waitfd){fds[i].fd, (short)((fds[i].events & POLLIN ? CURL_WAIT_POLLIN : 0) | (fds[i].events & POLLOUT ? CURL_WAIT_POLLOUT : 0)), 0};
     int running;
-    curl_multi_poll(lp->multi, &extra, 1, timeout, NULL);
+    curl_multi_poll(lp->multi, extra, (unsigned)n, timeout, NULL);
+    for (size_t i = 0; i < n; i++)
+      fds[i].revents = (short)((extra[i].revents & CURL_WAIT_POLLIN ? POLLIN : 0) | (extra[i].revents & CURL_WAIT_POLLOUT ? POLLOUT : 0) | (extra[i].revents & CURL_WAIT_POLLPRI ? POLLPRI : 0));
     curl_multi_perform(lp->multi, &running);
     dispatch_finished_transfers(lp);
   } else {
-    struct pollfd pfd = {lp->wake_fd[0], POLLIN, 0};
-    while (poll(&pfd, 1, timeout) < 0 && errno == EINTR) {
+    while (poll(fds, (nfds_t)n, timeout) < 0 && errno == EINTR) {
       /* a signal: its handler also wrote to the pipe, poll again to see it */
     }
   }
   int woken = drain_wakeups(lp);
+  dispatch_watches(lp, fds, n);
   fire_due_timers(lp);
   return woken;
 }
@@ -208,4 +253,4 @@ void loop_wakeup(loop *lp) {
   errno = saved;
 }
 
-size_t loop_pending(const loop *lp) { return lp->active_xfers + lp->nheap; }
+size_t loop_pending(const loop *lp) { return lp->active_xfers + lp->nheap + lp->nwatches; }

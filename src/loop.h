@@ -40,6 +40,21 @@ void loop_remove(loop *lp, loop_xfer *x);
 /* Resumes a transfer paused by its write or read callback. */
 void loop_unpause(loop *lp, loop_xfer *x);
 
+/* A file descriptor watched for readiness (POLLIN/POLLOUT); `ready` runs
+ * after each wait in which it was ready, with the poll revents. */
+typedef struct loop_watch {
+  int fd;
+  short events;
+  void (*ready)(struct loop_watch *w, short revents);
+  int active;
+} loop_watch;
+
+#define LOOP_MAX_WATCHES 256
+
+/* Returns 0, or -1 when too many descriptors are watched. */
+int loop_watch_start(loop *lp, loop_watch *w);
+void loop_watch_stop(loop *lp, loop_watch *w);
+
 void loop_timer_init(loop_timer *t, void (*fire)(loop_timer *t));
 void loop_timer_start(loop *lp, loop_timer *t, double delay_s);
 void loop_timer_stop(loop *lp, loop_timer *t);
@@ -49,7 +64,7 @@ void loop_timer_stop(loop *lp, loop_timer *t);
 int loop_run_once(loop *lp, double max_wait_s);
 /* Wakes a loop_run_once() in progress. Async-signal-safe. */
 void loop_wakeup(loop *lp);
-/* Number of active transfers plus armed timers. */
+/* Number of active transfers, armed timers and watched descriptors. */
 size_t loop_pending(const loop *lp);
 /* Monotonic clock in seconds. */
 double loop_now(void);
