@@ -128,13 +128,9 @@ void capped_free(capped_output *c) {
 
 /* ---- the exec stream ---- */
 
-void docker_demux_init(docker_demux *d, size_t cap_per_stream) {
-  memset(d, 0, sizeof *d);
-  capped_init(&d->out[DOCKER_STDOUT], cap_per_stream);
-  capped_init(&d->out[DOCKER_STDERR], cap_per_stream);
-}
+void docker_demux_init(docker_demux *d) { memset(d, 0, sizeof *d); }
 
-int docker_demux_feed(docker_demux *d, const char *data, size_t n) {
+int docker_demux_feed(docker_demux *d, const char *data, size_t n, docker_frame_fn fn, void *ctx) {
   while (n > 0) {
     if (d->remaining == 0) {
       size_t take = 8 - d->header_len < n ? 8 - d->header_len : n;
@@ -149,7 +145,7 @@ int docker_demux_feed(docker_demux *d, const char *data, size_t n) {
       continue;
     }
     size_t take = d->remaining < n ? d->remaining : n;
-    if (capped_write(&d->out[d->stream], data, take) != 0) return -1;
+    if (fn(ctx, d->stream, data, take) != 0) return -1;
     d->remaining -= take, data += take, n -= take;
   }
   return 0;
@@ -157,7 +153,23 @@ int docker_demux_feed(docker_demux *d, const char *data, size_t n) {
 
 int docker_demux_partial(const docker_demux *d) { return d->remaining > 0 || d->header_len > 0; }
 
-void docker_demux_free(docker_demux *d) {
-  capped_free(&d->out[DOCKER_STDOUT]);
-  capped_free(&d->out[DOCKER_STDERR]);
+void docker_capture_init(docker_capture *c, size_t cap_per_stream) {
+  memset(c, 0, sizeof *c);
+  docker_demux_init(&c->demux);
+  capped_init(&c->out[DOCKER_STDOUT], cap_per_stream);
+  capped_init(&c->out[DOCKER_STDERR], cap_per_stream);
+}
+
+int docker_capture_frame(void *ctx, int stream, const char *data, size_t n) {
+  docker_capture *c = ctx;
+  return capped_write(&c->out[stream], data, n);
+}
+
+int docker_capture_feed(docker_capture *c, const char *data, size_t n) {
+  return docker_demux_feed(&c->demux, data, n, docker_capture_frame, c);
+}
+
+void docker_capture_free(docker_capture *c) {
+  capped_free(&c->out[DOCKER_STDOUT]);
+  capped_free(&c->out[DOCKER_STDERR]);
 }

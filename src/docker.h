@@ -50,19 +50,32 @@ void capped_free(capped_output *c);
 
 enum { DOCKER_STDOUT = 1, DOCKER_STDERR = 2 };
 
+/* Receives the payload of each frame; returns 0, or -1 to stop. */
+typedef int (*docker_frame_fn)(void *ctx, int stream, const char *data, size_t n);
+
 typedef struct docker_demux {
   unsigned char header[8];
   size_t header_len;
   int stream;          /* stream of the frame being read */
   size_t remaining;    /* payload bytes left in that frame */
-  capped_output out[3];/* [DOCKER_STDOUT], [DOCKER_STDERR] */
 } docker_demux;
 
-void docker_demux_init(docker_demux *d, size_t cap_per_stream);
-/* Returns 0, or -1 on a malformed frame header. */
-int docker_demux_feed(docker_demux *d, const char *data, size_t n);
+void docker_demux_init(docker_demux *d);
+/* Returns 0, or -1 on a malformed frame header or when `fn` stops. */
+int docker_demux_feed(docker_demux *d, const char *data, size_t n, docker_frame_fn fn, void *ctx);
 /* True when the stream stopped inside a frame. */
 int docker_demux_partial(const docker_demux *d);
-void docker_demux_free(docker_demux *d);
+
+/* stdout and stderr of one command, each capped. */
+typedef struct docker_capture {
+  docker_demux demux;
+  capped_output out[3]; /* [DOCKER_STDOUT], [DOCKER_STDERR] */
+} docker_capture;
+
+void docker_capture_init(docker_capture *c, size_t cap_per_stream);
+int docker_capture_feed(docker_capture *c, const char *data, size_t n);
+/* A docker_frame_fn writing into the capture's outputs (ctx: the capture). */
+int docker_capture_frame(void *ctx, int stream, const char *data, size_t n);
+void docker_capture_free(docker_capture *c);
 
 #endif

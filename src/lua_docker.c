@@ -19,6 +19,13 @@
  *   docker.save_archive(opts) -> bytes | nil, err  the raw tar into opts.path
  *   docker.read_file(opts) -> content | nil, err   the first file of the archive,
  *       at most opts.max_bytes
+ *   docker.runner(opts) -> channel | nil, err   a hijacked attach to an exec of
+ *       sandbox/runner.py (opts: unix_socket, path = "/vX/exec/ID/start", timeout);
+ *       returns once the runner said it is ready
+ *     channel:send(id, message [, max_output]) -> true | nil, err   registers id, queues bytes
+ *     channel:wait(id [, seconds]) -> true (ended) | false (time passed) | nil, err (runner gone)
+ *     channel:result(id) -> {stdout, stderr, exit_code, flags, failure, truncated, *_bytes}
+ *     channel:alive() -> boolean, reason     channel:close()
  * Engine errors come back as {kind = "docker", status, message = the engine's
  * own message}. */
 #include <errno.h>
@@ -28,7 +35,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "docker.h"
+#include "runner.h"
 #include "host.h"
 #include "lua_http.h"
 #include "lua_tar.h"
@@ -90,7 +99,7 @@ static int l_endpoint(lua_State *L) {
 
 typedef struct exec_stream {
   http_xfer *x;
-  docker_demux demux;
+  docker_capture capture;
   int bad_frame;
   int aborted;      /* stopped by us: the output so far is the result */
   wait_slot slot;
@@ -100,7 +109,7 @@ typedef struct exec_stream {
 
 static size_t exec_sink(void *ctx, const char *data, size_t n) {
   exec_stream *s = ctx;
-  if (docker_demux_feed(&s->demux, data, n) != 0) {
+  if (docker_capture_feed(&s->capture, data, n) != 0) {
     s->bad_frame = 1;
     return 0;
   }
@@ -131,7 +140,7 @@ static int stream_gc(lua_State *L) {
   loop_timer_stop(s->lp, &s->timer);
   http_free(s->x);
   s->x = NULL;
-  docker_demux_free(&s->demux);
+  docker_capture_free(&s->capture);
   return 0;
 }
 
@@ -152,7 +161,7 @@ static int l_exec_start(lua_State *L) {
   lua_getfield(L, 1, "body");
   lua_setiuservalue(L, -2, 1); /* the request body must outlive the transfer */
   s->lp = host_of(L)->loop;
-  docker_demux_init(&s->demux, cap);
+  docker_capture_init(&s->capture, cap);
   loop_timer_init(&s->timer, exec_timer);
   wait_slot_init(&s->slot, exec_cancel);
   http_sink sink = {exec_sink, s};
@@ -204,8 +213,8 @@ static int l_stream_result(lua_State *L) {
     return push_engine_failure(L, s->x);
   int truncated = 0;
   lua_createtable(L, 0, 5);
-  set_output(L, &s->demux.out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
-  set_output(L, &s->demux.out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
+  set_output(L, &s->capture.out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
+  set_output(L, &s->capture.out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
   lua_pushboolean(L, truncated);
   lua_setfield(L, -2, "truncated");
   return 1;
@@ -425,6 +434,294 @@ static int l_read_file(lua_State *L) {
   return get_with_sink(L, j, read_file_sink, read_finish);
 }
 
+/* ---- the runner channel ---- */
+
+static const char CHANNEL_CLASS[] = "luagent.docker.runner";
+
+typedef struct runner_result {
+  long long id;
+  capped_output out[3];
+  buf failure;
+  int done;
+  int code;
+  char flags[16];
+  wait_slot slot;
+  loop_timer timer;
+  loop *lp;
+  struct runner_result *next;
+} runner_result;
+
+typedef struct runner_channel {
+  docker_attach *attach;
+  runner_parser parser;
+  int ready;
+  int closed;
+  char reason[512];
+  capped_output diagnostics; /* the runner's own stderr */
+  wait_slot ready_slot;
+  loop_timer ready_timer;
+  runner_result *results;
+  loop *lp;
+} runner_channel;
+
+static runner_result *find_result(runner_channel *ch, long long id) {
+  for (runner_result *r = ch->results; r; r = r->next)
+    if (r->id == id) return r;
+  return NULL;
+}
+
+static void free_result(runner_result *r) {
+  loop_timer_stop(r->lp, &r->timer);
+  capped_free(&r->out[DOCKER_STDOUT]);
+  capped_free(&r->out[DOCKER_STDERR]);
+  buf_free(&r->failure);
+  free(r);
+}
+
+static void result_timer(loop_timer *t) {
+  runner_result *r = (runner_result *)((char *)t - offsetof(runner_result, timer));
+  wait_slot_complete(&r->slot);
+}
+
+static void result_cancel(wait_slot *slot) {
+  runner_result *r = (runner_result *)((char *)slot - offsetof(runner_result, slot));
+  loop_timer_stop(r->lp, &r->timer);
+}
+
+static void on_runner_ready(void *ctx, const char *version) {
+  (void)version;
+  runner_channel *ch = ctx;
+  ch->ready = 1;
+  wait_slot_complete(&ch->ready_slot);
+}
+
+static void on_runner_output(void *ctx, long long id, int stream, const char *data, size_t n) {
+  runner_result *r = find_result(ctx, id);
+  if (r) capped_write(&r->out[stream], data, n);
+}
+
+static void on_runner_failed(void *ctx, long long id, const char *data, size_t n) {
+  runner_result *r = find_result(ctx, id);
+  if (r) buf_append(&r->failure, data, n);
+}
+
+static void on_runner_exited(void *ctx, long long id, int code, const char *flags) {
+  runner_result *r = find_result(ctx, id);
+  if (!r) return;
+  r->done = 1;
+  r->code = code;
+  snprintf(r->flags, sizeof r->flags, "%s", flags);
+  loop_timer_stop(r->lp, &r->timer);
+  wait_slot_complete(&r->slot);
+}
+
+static const runner_events RUNNER_EVENTS = {on_runner_ready, on_runner_output, on_runner_failed,
+                                            on_runner_exited};
+
+static void channel_closed(runner_channel *ch, const char *why) {
+  if (ch->closed) return;
+  ch->closed = 1;
+  snprintf(ch->reason, sizeof ch->reason, "%s", why ? why : "the runner ended");
+  loop_timer_stop(ch->lp, &ch->ready_timer);
+  wait_slot_complete(&ch->ready_slot);
+  for (runner_result *r = ch->results; r; r = r->next) {
+    loop_timer_stop(ch->lp, &r->timer);
+    wait_slot_complete(&r->slot);
+  }
+}
+
+static void attach_open(void *ctx) { (void)ctx; }
+
+static int attach_data(void *ctx, int stream, const char *data, size_t n) {
+  runner_channel *ch = ctx;
+  if (stream == DOCKER_STDERR) return capped_write(&ch->diagnostics, data, n);
+  if (runner_parser_feed(&ch->parser, data, n, &RUNNER_EVENTS, ch) != 0) {
+    char why[300];
+    snprintf(why, sizeof why, "the runner said something outside its protocol: %.200s",
+             ch->parser.line.data ? ch->parser.line.data : "");
+    channel_closed(ch, why);
+    return -1;
+  }
+  return 0;
+}
+
+static void attach_close(void *ctx, const char *why) { channel_closed(ctx, why); }
+
+static const attach_callbacks ATTACH_CALLBACKS = {attach_open, attach_data, attach_close};
+
+static runner_channel *check_channel(lua_State *L) { return luaL_checkudata(L, 1, CHANNEL_CLASS); }
+
+static void channel_release(runner_channel *ch) {
+  docker_attach_free(ch->attach);
+  ch->attach = NULL;
+  channel_closed(ch, "closed by the host");
+  loop_timer_stop(ch->lp, &ch->ready_timer);
+  while (ch->results) {
+    runner_result *next = ch->results->next;
+    free_result(ch->results);
+    ch->results = next;
+  }
+  runner_parser_free(&ch->parser);
+  capped_free(&ch->diagnostics);
+}
+
+static int channel_gc(lua_State *L) {
+  channel_release(check_channel(L));
+  return 0;
+}
+
+/* Pushes nil, {kind = "runner", message}: why the runner is gone, with the
+ * end of what it printed on stderr. */
+static int channel_failure(lua_State *L, runner_channel *ch) {
+  buf diag = BUF_INIT;
+  capped_result(&ch->diagnostics, &diag);
+  const char *tail = diag.len > 400 ? diag.data + diag.len - 400 : diag.data;
+  luagent_fail(L, "runner", "the sandbox runner is gone: %s%s%s", ch->reason, diag.len ? "; it said: " : "",
+               diag.len ? tail : "");
+  buf_free(&diag);
+  return 2;
+}
+
+static void ready_timeout(loop_timer *t) {
+  runner_channel *ch = (runner_channel *)((char *)t - offsetof(runner_channel, ready_timer));
+  if (!ch->ready) channel_closed(ch, "it did not say it was ready in time");
+}
+
+static int runner_ready_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  runner_channel *ch = (runner_channel *)ctx;
+  luagent_check_cancelled(L, &ch->ready_slot);
+  loop_timer_stop(ch->lp, &ch->ready_timer);
+  if (!ch->ready) return channel_failure(L, ch);
+  lua_settop(L, 2);
+  return 1;
+}
+
+/* docker.runner{unix_socket, path, body, timeout} -> channel | nil, err */
+static int l_runner(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  const char *socket_path = opt_string(L, 1, "unix_socket", NULL, NULL);
+  const char *path = opt_string(L, 1, "path", NULL, NULL);
+  const char *body = opt_string(L, 1, "body", "{\"Detach\":false,\"Tty\":false}", NULL);
+  luaL_argcheck(L, socket_path && path, 1, "options 'unix_socket' and 'path' are required");
+  runner_channel *ch = lua_newuserdatauv(L, sizeof *ch, 0);
+  memset(ch, 0, sizeof *ch);
+  luaL_setmetatable(L, CHANNEL_CLASS);
+  ch->lp = host_of(L)->loop;
+  runner_parser_init(&ch->parser);
+  capped_init(&ch->diagnostics, 65536);
+  wait_slot_init(&ch->ready_slot, NULL);
+  loop_timer_init(&ch->ready_timer, ready_timeout);
+  char err[512];
+  ch->attach = docker_attach_start(ch->lp, socket_path, path, body, &ATTACH_CALLBACKS, ch, err, sizeof err);
+  if (!ch->attach) return luagent_fail(L, "docker_unreachable", "%s", err);
+  loop_timer_start(ch->lp, &ch->ready_timer, opt_number(L, 1, "timeout", 15));
+  return host_await(L, &ch->ready_slot, (lua_KContext)ch, runner_ready_k);
+}
+
+/* channel:send(id, message [, max_output]) -> true | nil, err */
+static int l_channel_send(lua_State *L) {
+  runner_channel *ch = check_channel(L);
+  long long id = luaL_checkinteger(L, 2);
+  size_t n;
+  const char *message = luaL_checklstring(L, 3, &n);
+  size_t cap = (size_t)luaL_optinteger(L, 4, 1 << 20);
+  if (ch->closed) return channel_failure(L, ch);
+  if (id > 0 && !find_result(ch, id)) {
+    runner_result *r = calloc(1, sizeof *r);
+    if (!r) return luaL_error(L, "out of memory");
+    r->id = id;
+    r->lp = ch->lp;
+    capped_init(&r->out[DOCKER_STDOUT], cap);
+    capped_init(&r->out[DOCKER_STDERR], cap);
+    wait_slot_init(&r->slot, result_cancel);
+    loop_timer_init(&r->timer, result_timer);
+    r->next = ch->results;
+    ch->results = r;
+  }
+  if (docker_attach_write(ch->attach, message, n) != 0) return channel_failure(L, ch);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int channel_wait_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  runner_result *r = (runner_result *)ctx;
+  luagent_check_cancelled(L, &r->slot);
+  loop_timer_stop(r->lp, &r->timer);
+  runner_channel *ch = check_channel(L);
+  if (r->done) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  if (ch->closed) return channel_failure(L, ch);
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+/* channel:wait(id [, seconds]) -> true | false | nil, err */
+static int l_channel_wait(lua_State *L) {
+  runner_channel *ch = check_channel(L);
+  runner_result *r = find_result(ch, luaL_checkinteger(L, 2));
+  lua_Number seconds = luaL_optnumber(L, 3, -1);
+  luaL_argcheck(L, r != NULL, 2, "no command with this id was sent");
+  lua_settop(L, 1);
+  if (r->done || ch->closed) return channel_wait_k(L, LUA_OK, (lua_KContext)r);
+  wait_slot_init(&r->slot, result_cancel);
+  if (seconds >= 0) loop_timer_start(ch->lp, &r->timer, seconds);
+  return host_await(L, &r->slot, (lua_KContext)r, channel_wait_k);
+}
+
+/* channel:result(id) -> {...}; forgets the id */
+static int l_channel_result(lua_State *L) {
+  runner_channel *ch = check_channel(L);
+  long long id = luaL_checkinteger(L, 2);
+  runner_result **link = &ch->results;
+  while (*link && (*link)->id != id) link = &(*link)->next;
+  runner_result *r = *link;
+  luaL_argcheck(L, r != NULL, 2, "no command with this id was sent");
+  *link = r->next;
+  int truncated = 0;
+  lua_createtable(L, 0, 8);
+  set_output(L, &r->out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
+  set_output(L, &r->out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
+  lua_pushboolean(L, truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushboolean(L, r->done);
+  lua_setfield(L, -2, "done");
+  if (r->done) {
+    lua_pushinteger(L, r->code);
+    lua_setfield(L, -2, "exit_code");
+    lua_pushstring(L, r->flags);
+    lua_setfield(L, -2, "flags");
+  }
+  if (r->failure.len) {
+    lua_pushlstring(L, r->failure.data, r->failure.len);
+    lua_setfield(L, -2, "failure");
+  }
+  free_result(r);
+  return 1;
+}
+
+static int l_channel_alive(lua_State *L) {
+  runner_channel *ch = check_channel(L);
+  lua_pushboolean(L, !ch->closed);
+  if (!ch->closed) return 1;
+  lua_pushstring(L, ch->reason);
+  return 2;
+}
+
+/* Closes the connection; results stay readable until the channel is collected
+ * (a task may still be returning from wait()). */
+static int l_channel_close(lua_State *L) {
+  runner_channel *ch = check_channel(L);
+  docker_attach_free(ch->attach);
+  ch->attach = NULL;
+  channel_closed(ch, "closed by the host");
+  return 0;
+}
+
 int luaopen_luagent_docker(lua_State *L) {
   static const luaL_Reg stream_methods[] = {{"wait", l_stream_wait},   {"result", l_stream_result},
                                             {"abort", l_stream_abort}, {"__gc", stream_gc},
@@ -432,10 +729,15 @@ int luaopen_luagent_docker(lua_State *L) {
   static const luaL_Reg funcs[] = {{"endpoint", l_endpoint},       {"exec_start", l_exec_start},
                                    {"put_archive", l_put_archive}, {"get_archive", l_get_archive},
                                    {"save_archive", l_save_archive}, {"read_file", l_read_file},
-                                   {NULL, NULL}};
+                                   {"runner", l_runner}, {NULL, NULL}};
   luaL_requiref(L, "luagent.tar", luaopen_luagent_tar, 0); /* the writer/extract classes */
   lua_pop(L, 1);
   luagent_new_class(L, STREAM_CLASS, stream_methods);
+  static const luaL_Reg channel_methods[] = {{"send", l_channel_send},     {"wait", l_channel_wait},
+                                             {"result", l_channel_result}, {"alive", l_channel_alive},
+                                             {"close", l_channel_close},   {"__gc", channel_gc},
+                                             {NULL, NULL}};
+  luagent_new_class(L, CHANNEL_CLASS, channel_methods);
   if (luaL_newmetatable(L, JOB_CLASS)) {
     lua_pushcfunction(L, job_gc);
     lua_setfield(L, -2, "__gc");

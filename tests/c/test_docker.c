@@ -39,27 +39,27 @@ static void demux_splits_streams_whatever_the_chunking(void) {
   frame(&stream, 2, "warning\n");
   frame(&stream, 1, "world\n");
   for (size_t step = 1; step <= stream.len; step++) {
-    docker_demux d;
-    docker_demux_init(&d, 1 << 20);
+    docker_capture c;
+    docker_capture_init(&c, 1 << 20);
     for (size_t i = 0; i < stream.len; i += step)
-      CHECK(docker_demux_feed(&d, stream.data + i, stream.len - i < step ? stream.len - i : step) == 0);
-    CHECK(!docker_demux_partial(&d));
+      CHECK(docker_capture_feed(&c, stream.data + i, stream.len - i < step ? stream.len - i : step) == 0);
+    CHECK(!docker_demux_partial(&c.demux));
     buf out = BUF_INIT, err = BUF_INIT;
-    CHECK(capped_result(&d.out[DOCKER_STDOUT], &out) == 0);
-    CHECK(capped_result(&d.out[DOCKER_STDERR], &err) == 0);
+    CHECK(capped_result(&c.out[DOCKER_STDOUT], &out) == 0);
+    CHECK(capped_result(&c.out[DOCKER_STDERR], &err) == 0);
     CHECK_STR(out.data, "hello world\n");
     CHECK_STR(err.data, "warning\n");
     buf_free(&out), buf_free(&err);
-    docker_demux_free(&d);
+    docker_capture_free(&c);
   }
   buf_free(&stream);
 }
 
 static void a_malformed_header_is_an_error(void) {
-  docker_demux d;
-  docker_demux_init(&d, 100);
-  CHECK(docker_demux_feed(&d, "HTTP/1.1 500 oops", 17) == -1);
-  docker_demux_free(&d);
+  docker_capture c;
+  docker_capture_init(&c, 100);
+  CHECK(docker_capture_feed(&c, "HTTP/1.1 500 oops", 17) == -1);
+  docker_capture_free(&c);
 }
 
 static void caps_keep_head_and_tail(void) {

@@ -1,0 +1,64 @@
+/* runner: parser of the runner's output protocol (see runner.h). */
+#include "runner.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void runner_parser_init(runner_parser *p) { memset(p, 0, sizeof *p); }
+
+void runner_parser_free(runner_parser *p) {
+  buf_free(&p->line);
+  buf_free(&p->failure);
+}
+
+static int header_line(runner_parser *p, const runner_events *ev, void *ctx) {
+  const char *s = p->line.data;
+  char kind = s[0];
+  long long id = 0;
+  unsigned long long n = 0;
+  int code = 0;
+  char flags[16] = "-";
+  if (kind == 'R' && s[1] == ' ') {
+    ev->ready(ctx, s + 2);
+  } else if ((kind == 'O' || kind == 'E' || kind == 'F') && sscanf(s + 1, " %lld %llu", &id, &n) == 2) {
+    p->kind = kind;
+    p->id = id;
+    p->remaining = (size_t)n;
+    buf_clear(&p->failure);
+  } else if (kind == 'X' && sscanf(s + 1, " %lld %d %15s", &id, &code, flags) >= 2) {
+    ev->exited(ctx, id, code, flags);
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+static void payload_done(runner_parser *p, const runner_events *ev, void *ctx) {
+  if (p->kind == 'F') ev->failed(ctx, p->id, p->failure.data ? p->failure.data : "", p->failure.len);
+  p->kind = 0;
+}
+
+int runner_parser_feed(runner_parser *p, const char *data, size_t n, const runner_events *ev, void *ctx) {
+  while (n > 0) {
+    if (p->kind) {
+      size_t take = p->remaining < n ? p->remaining : n;
+      if (p->kind == 'F')
+        buf_append(&p->failure, data, take);
+      else if (take)
+        ev->output(ctx, p->id, p->kind == 'O' ? 1 : 2, data, take);
+      p->remaining -= take, data += take, n -= take;
+      if (p->remaining == 0) payload_done(p, ev, ctx);
+      continue;
+    }
+    const char *nl = memchr(data, '\n', n);
+    size_t take = nl ? (size_t)(nl - data) : n;
+    buf_append(&p->line, data, take);
+    data += take, n -= take;
+    if (!nl) break;
+    data++, n--;
+    if (p->line.len > 0 && header_line(p, ev, ctx) != 0) return -1;
+    buf_clear(&p->line);
+    if (p->kind && p->remaining == 0) payload_done(p, ev, ctx);
+  }
+  return 0;
+}

