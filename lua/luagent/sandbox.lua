@@ -11,6 +11,13 @@
 --   box:put("notes.txt", "text"); box:get("notes.txt")
 --   box:extract("output", "runs/1/output")         -- safe: nothing lands outside the folder
 --   box:snapshot("ws.tar"); sandbox.open{restore = "ws.tar"}
+--   box:python("import pandas as pd; df = pd.read_csv('input/data.csv')")  -- state persists
+--   box:python("len(df)")                          -- {stdout = "8760\n", ...}
+--
+-- Commands run through a small runner started once per session inside the
+-- container (sandbox/runner.py, over one attach connection): a command costs a
+-- fork there, not a Docker exec. Images without python3, remote engines, or
+-- runner = false use one Docker exec per command instead; results are alike.
 --
 -- Safe by default: no network; memory capped with swap equal to memory; CPU
 -- quota; pids limit; every capability dropped; no-new-privileges; uid 1000;
@@ -39,7 +46,7 @@ sandbox.WORKSPACE = "/workspace"
 sandbox.defaults = {
   image = sandbox.IMAGE, memory = "512m", cpus = 1, pids = 256, network = false,
   user = "1000:1000", workdir = sandbox.WORKSPACE, tmp_size = "256m",
-  timeout = 120, max_output = 1024 * 1024,
+  timeout = 120, max_output = 1024 * 1024, runner = true,
 }
 
 -- Kills every process of one exec: each carries LUAGENT_EXEC=<token> in its
@@ -56,6 +63,9 @@ for round in 1 2 3 4 5 6 7 8 9 10; do
 done
 exit 1
 ]]
+
+-- The body of POST /exec/ID/start for an attached, non-tty exec.
+local RUN_BODY = '{"Detach":false,"Tty":false}'
 
 local Box = {}
 Box.__index = Box
@@ -266,7 +276,8 @@ function sandbox.open(opts)
     session = session, client = client, image = o.image, workdir = o.workdir, volume = volume,
     timeout = o.timeout, max_output = o.max_output, user = o.user,
     uid = tonumber(o.user:match("^(%d+)")) or 0, gid = tonumber(o.user:match(":(%d+)$")) or 0,
-    oom_seen = 0, closed = false,
+    oom_seen = 0, closed = false, next_id = 0, use_runner = o.runner and client.endpoint.unix_socket ~= nil,
+    kernel_token = sys.random_hex(8),
   }, Box)
   local created
   local volume_spec = {Name = volume, Labels = labels}
@@ -404,7 +415,7 @@ function Box:_internal(argv, timeout)
   })
   if not created then return nil, err end
   local stream = docker.exec_start(self.client:options("/exec/" .. created.Id .. "/start",
-    {body = '{"Detach":false,"Tty":false}', max_output = 65536}))
+    {body = RUN_BODY, max_output = 65536}))
   if not stream:wait(timeout or 10) then
     stream:abort()
     return nil, {kind = "timeout", message = "internal command timed out"}
@@ -459,12 +470,133 @@ local function exec_argv(cmd)
   error("box:exec(cmd): cmd must be a string (run by sh -c) or an argv table", 3)
 end
 
+-- The session's runner channel, started on first use (once, even when
+-- several tasks ask at the same time). nil when this session runs without one.
+function Box:_channel()
+  if not self.use_runner then return nil end
+  if self.channel and self.channel:alive() then return self.channel end
+  if not self.channel_starting then
+    self.channel_starting = loop.spawn(function()
+      local created, err = self.client:call("POST", "/containers/" .. self.container .. "/exec", {
+        AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false,
+        Cmd = {"python3", "-c", sys.asset("sandbox/runner.py")},
+      })
+      local ch
+      if created then
+        ch, err = docker.runner{unix_socket = self.client.endpoint.unix_socket,
+          path = "/v" .. self.client.version .. "/exec/" .. created.Id .. "/start", body = RUN_BODY}
+      end
+      if not ch then
+        self.use_runner = false -- e.g. no python3 in the image: one Docker exec per command
+        self.runner_error = err
+      end
+      self.channel = ch
+    end)
+  end
+  local starting = self.channel_starting
+  starting:wait()
+  if self.channel_starting == starting then self.channel_starting = nil end
+  return self.channel
+end
+
+local function new_id(self)
+  self.next_id = self.next_id + 1
+  return self.next_id
+end
+
+-- Sends one message to the runner and waits for command `id` to end, killing
+-- it when `timeout` passes. Returns the channel result and how it ended.
+function Box:_runner_call(ch, id, message, payload, timeout, max_output)
+  local ok, err = ch:send(id, json.encode(message) .. "\n" .. (payload or ""), max_output)
+  if not ok then return nil, err end
+  local finished
+  finished, err = ch:wait(id, timeout)
+  if finished == nil then return nil, err end
+  local timed_out, restarted = not finished, false
+  if timed_out then
+    ch:send(0, json.encode({op = "kill", id = id}) .. "\n")
+    if not ch:wait(id, 5) then
+      -- the runner cannot stop it (or is stuck): restart the container
+      restarted = true
+      self:_restart()
+    end
+  end
+  return ch:result(id), nil, timed_out, restarted
+end
+
+local function runner_result(r, started, timed_out, restarted)
+  local flags = r.flags or ""
+  local stderr = r.stderr
+  if r.failure then stderr = r.failure .. "\n" .. stderr end
+  return {
+    stdout = r.stdout, stderr = stderr, exit_code = r.exit_code or 137,
+    timed_out = timed_out, oom_killed = flags:find("o", 1, true) ~= nil, truncated = r.truncated,
+    duration = loop.now() - started, stdout_bytes = r.stdout_bytes, stderr_bytes = r.stderr_bytes,
+    restarted = restarted, state_lost = flags:find("r", 1, true) ~= nil,
+  }
+end
+
+function Box:_exec_runner(ch, argv, opts, started)
+  local env = {}
+  for k, v in pairs(opts.env or {}) do env[k] = tostring(v) end
+  local id = new_id(self)
+  local r, err, timed_out, restarted = self:_runner_call(ch, id,
+    {op = "run", id = id, argv = argv, env = env, cwd = opts.cwd or self.workdir,
+     token = sys.random_hex(8), size = opts.stdin and #opts.stdin or 0},
+    opts.stdin, opts.timeout or self.timeout, opts.max_output or self.max_output)
+  if not r then return nil, err end
+  return runner_result(r, started, timed_out, restarted)
+end
+
 -- box:exec(cmd [, {timeout, stdin, env, cwd, max_output}]) -> result | nil, err
+--   result = {stdout, stderr, exit_code, timed_out, oom_killed, truncated, duration,
+--             stdout_bytes, stderr_bytes, restarted}
 function Box:exec(cmd, opts)
   check_open(self)
   opts = opts or {}
   local argv = exec_argv(cmd)
+  env_list(opts.env, "exec env") -- refuses host secrets
   local started = loop.now()
+  local ch = self:_channel()
+  if ch then
+    local result, err = self:_exec_runner(ch, argv, opts, started)
+    if result or err.kind ~= "runner" then return result, err end
+    -- the runner died under this command: it will be restarted for the next one
+    return nil, err
+  end
+  return self:_exec_docker(argv, opts, started)
+end
+
+-- box:python(code [, {timeout, max_output}]) -> result | nil, err
+-- Runs code in the session's persistent interpreter: variables and imports
+-- stay for the next call; the value of a final expression is printed.
+-- result: like exec's (exit_code 0, or 1 after an exception, whose traceback
+-- is in stderr), plus state_lost = true when an earlier call was killed
+-- (timeout, OOM) and this one started from a fresh interpreter.
+function Box:python(code, opts)
+  check_open(self)
+  assert(type(code) == "string", "box:python(code): code must be a string")
+  opts = opts or {}
+  local started = loop.now()
+  local ch = self:_channel()
+  if not ch then
+    -- no runner: each call is a fresh interpreter
+    local result, err = self:_exec_docker({"python3", "-c", code}, opts, started)
+    if result then result.persistent = false end
+    return result, err
+  end
+  local id = new_id(self)
+  local r, err, timed_out, restarted = self:_runner_call(ch, id,
+    {op = "python", id = id, token = self.kernel_token, size = #code},
+    code, opts.timeout or self.timeout, opts.max_output or self.max_output)
+  if not r then return nil, err end
+  local result = runner_result(r, started, timed_out, restarted)
+  result.persistent = true
+  return result
+end
+
+-- One Docker exec per command: for images without python3 and remote engines.
+function Box:_exec_docker(argv, opts, started)
   if opts.stdin then
     local name = ".luagent/stdin-" .. sys.random_hex(6)
     local ok, err = self:put(name, opts.stdin)
@@ -485,7 +617,7 @@ function Box:exec(cmd, opts)
   end
   if not created then return nil, err end
   local stream = docker.exec_start(self.client:options("/exec/" .. created.Id .. "/start",
-    {body = '{"Detach":false,"Tty":false}', max_output = opts.max_output or self.max_output}))
+    {body = RUN_BODY, max_output = opts.max_output or self.max_output}))
   local timeout = opts.timeout or self.timeout
   local timed_out, restarted = false, false
   if not stream:wait(timeout) then
@@ -519,6 +651,7 @@ function Box:close()
   if self.closed then return true end
   self.closed = true
   open_boxes[self.session] = nil
+  if self.channel then self.channel:close() end
   return remove_session(self.client, self.container, self.session)
 end
 

@@ -88,12 +88,26 @@ t.test("exec: string and argv forms, exit codes, env, cwd, stdin", function()
   t.ok(r.exit_code ~= 0)
 end)
 
+local function survivors(marker)
+  -- processes whose command line carries the marker; the marker is split in
+  -- this command's own text so it does not count itself
+  local half = #marker // 2
+  local r = ok_exec({"python3", "-c", ([[
+import os
+m = %q + %q
+print(sum(1 for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()
+          and m.encode() in open('/proc/%%s/cmdline' %% p, 'rb').read()))
+]]):format(marker:sub(1, half), marker:sub(half + 1))})
+  return tonumber(r.stdout)
+end
+
 t.test("an endless loop times out, is really stopped, the session goes on", function()
-  local r = ok_exec("sh -c 'while :; do :; done' & while :; do :; done", {timeout = 2})
+  local marker = "loop-" .. sys.random_hex(4)
+  local r = ok_exec("sh -c 'while :; do :; done' " .. marker .. " & setsid sh -c 'while :; do :; done' "
+    .. marker .. " & while :; do :; done", {timeout = 2})
   t.eq(r.timed_out, true)
   t.lt(r.duration, 8)
-  local ps = ok_exec("ls /proc | grep -c '^[0-9]'")
-  t.lt(tonumber(ps.stdout), 6, "no looping process survives (only init, sleep, this exec)")
+  t.eq(survivors(marker), 0, "no looping process survives, not even a setsid one")
   still_usable()
 end)
 
@@ -215,6 +229,53 @@ t.test("snapshot and restore carry a workspace over", function()
   t.ok(assert(box:snapshot(snap)) > 0)
   local s <close> = assert(sandbox.open{restore = snap})
   t.eq(assert(s:get("state/answer")), "42\n")
+end)
+
+t.test("python keeps its variables and imports between calls", function()
+  local r = assert(box:python("import json\ncounter = 41"))
+  t.eq(r.exit_code, 0); t.eq(r.persistent, true)
+  r = assert(box:python("counter += 1\njson.dumps({'counter': counter})"))
+  t.eq(r.stdout, "'{\"counter\": 42}'\n", "the last expression is printed")
+  r = assert(box:python("print('before'); undefined_name"))
+  t.eq(r.exit_code, 1); t.eq(r.stdout, "before\n")
+  t.match(r.stderr, "NameError: name 'undefined_name' is not defined")
+  t.no_match(r.stderr, "runner", "the traceback shows the user's code only")
+  r = assert(box:python("import subprocess\n_ = subprocess.run(['echo', 'from a child'])"))
+  t.eq(r.stdout, "from a child\n", "output of child processes is captured too")
+end)
+
+t.test("a python call that hangs is killed; the next call says its state was lost", function()
+  assert(box:python("kept = 'value'"))
+  local r = assert(box:python("import time\nwhile True: time.sleep(0.01)", {timeout = 1}))
+  t.eq(r.timed_out, true)
+  r = assert(box:python("print('kept' in globals())"))
+  t.eq(r.stdout, "False\n"); t.eq(r.state_lost, true)
+  r = assert(box:python("print(1)"))
+  t.eq(r.state_lost, false)
+end)
+
+t.test("if the runner dies, the command says so and the next one runs", function()
+  local r, err = box:exec([[for f in /proc/[0-9]*/cmdline; do
+    if tr '\0' ' ' < $f 2>/dev/null | grep -q "luagent run""ner:"; then p=${f#/proc/}; kill -9 ${p%/cmdline}; fi
+  done; sleep 5]])
+  t.eq(r, nil)
+  t.eq(err.kind, "runner")
+  t.match(err.message, "runner is gone")
+  still_usable()
+end)
+
+t.test("without the runner (one Docker exec per command) the limits hold too", function()
+  local s <close> = assert(sandbox.open{runner = false, memory = "256m"})
+  local r = assert(s:exec("echo $((6 * 7)); cat", {stdin = "in"}))
+  t.eq(r.stdout, "42\nin")
+  r = assert(s:exec("sleep 60 & sleep 60", {timeout = 1}))
+  t.eq(r.timed_out, true); t.lt(r.duration, 6)
+  r = assert(s:exec({"python3", "-c", "x = bytearray(1024 ** 3)"}))
+  t.eq(r.oom_killed, true)
+  r = assert(s:exec("head -c 5000000 /dev/zero", {max_output = 1000}))
+  t.eq(r.truncated, true); t.lt(#r.stdout, 1200)
+  r = assert(s:python("print(6 * 7)"))
+  t.eq(r.stdout, "42\n"); t.eq(r.persistent, false)
 end)
 
 t.test("put and get, and a clear error for a missing file", function()
