@@ -10,7 +10,7 @@
 -- Goal: luagent within 1.2x of the bare API, a multiple faster than the CLI.
 -- (The runner goes below the bare API: it never pays for a Docker exec.)
 -- A benchmark, not a test: it prints figures and never fails on time.
-local sandbox, http, json, sys = luagent.sandbox, luagent.http, luagent.json, luagent.sys
+local sandbox, http, sys = luagent.sandbox, luagent.http, luagent.sys
 local runs = tonumber(luagent.settings.runs) or 30
 
 local function median(xs)
@@ -80,7 +80,7 @@ box:close()
 plain:close()
 
 local opens, closes = {}, {}
-for i = 1, math.min(runs, 10) do
+for _ = 1, math.min(runs, 10) do
   local s
   table.insert(opens, timed(function() s = assert(sandbox.open{}) end))
   table.insert(closes, timed(function() assert(s:close()) end))

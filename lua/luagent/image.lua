@@ -89,7 +89,8 @@ end
 local function build_offline(client, hash, say)
   local _, uid = sys.execute({"id", "-u"})
   if uid:match("%d+") ~= "0" then
-    return nil, {kind = "permission", message = "the offline build runs debootstrap, which needs root (sudo luagent sandbox build --offline)"}
+    return nil, {kind = "permission",
+                 message = "the offline build runs debootstrap, which needs root (sudo luagent sandbox build --offline)"}
   end
   local dir = assert(fs.temp_dir("luagent-build"))
   local script = dir .. "/build-offline.sh"
@@ -97,7 +98,9 @@ local function build_offline(client, hash, say)
   local rootfs = "/var/tmp/luagent-rootfs-" .. sys.pid() .. ".tar"
   local code = sys.execute({"sh", script, rootfs}, {inherit = true})
   local ok, err = code == 0, nil
-  if not ok then err = {kind = "build", message = "sandbox/build-offline.sh failed (exit " .. code .. "); see its output above"} end
+  if not ok then
+    err = {kind = "build", message = "sandbox/build-offline.sh failed (exit " .. code .. "); see its output above"}
+  end
   if ok then
     say("importing the root filesystem into the engine")
     local changes = {}

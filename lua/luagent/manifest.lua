@@ -74,8 +74,9 @@ local function dir_entries(key, source, entries)
   if key ~= "" then entries[#entries + 1] = {name = key, dir = true} end
   local skip_prefix
   for _, e in ipairs(walked) do
-    if skip_prefix and e.path:sub(1, #skip_prefix) == skip_prefix then
-      -- inside an excluded folder
+    local inside_excluded = skip_prefix and e.path:sub(1, #skip_prefix) == skip_prefix
+    if inside_excluded then -- luacheck: ignore 542
+      -- skipped with its folder
     elseif excluded(e.path, patterns) then
       if e.type == "directory" then skip_prefix = e.path .. "/" end
     else
@@ -94,7 +95,9 @@ end
 function manifest.entries(m)
   local keys = {}
   for key in pairs(m or {}) do
-    if type(key) ~= "string" then return nil, {kind = "bad_entry", message = "manifest keys must be workspace paths (strings)"} end
+    if type(key) ~= "string" then
+      return nil, {kind = "bad_entry", message = "manifest keys must be workspace paths (strings)"}
+    end
     keys[#keys + 1] = key
   end
   table.sort(keys)

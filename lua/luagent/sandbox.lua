@@ -220,7 +220,7 @@ local function settings(opts)
   return o
 end
 
-local function container_spec(o, session, labels, volume)
+local function container_spec(o, labels, volume)
   local host_config = {
     Memory = o.memory_bytes, MemorySwap = o.memory_bytes,
     NanoCpus = math.floor(o.cpus * 1e9), PidsLimit = o.pids,
@@ -287,7 +287,7 @@ function sandbox.open(opts)
   end
   created, err = client:call("POST", "/volumes/create", volume_spec)
   if created then
-    created, err = client:call("POST", "/containers/create", container_spec(o, session, labels, volume),
+    created, err = client:call("POST", "/containers/create", container_spec(o, labels, volume),
       {query = {name = "luagent-" .. session}})
   end
   if not created then

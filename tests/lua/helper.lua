@@ -40,7 +40,7 @@ function t.no_match(s, pattern, what)
 end
 
 function t.lt(a, b, what)
-  if not (a < b) then fail(("%sexpected %s < %s"):format(what and (what .. ": ") or "", show(a), show(b)), 2) end
+  if a >= b then fail(("%sexpected %s < %s"):format(what and (what .. ": ") or "", show(a), show(b)), 2) end
 end
 
 -- Deep equality for plain tables.

@@ -74,7 +74,7 @@ t.test("on_chunk streams the body and can stop it", function()
   t.eq(table.concat(got), "drip0;drip1;drip2;")
   t.eq(res.body, "", "streamed bodies are not kept")
   local calls = 0
-  res = assert(http.request{url = base .. "/drip?n=5&interval=0.05", on_chunk = function() calls = calls + 1; return false end})
+  assert(http.request{url = base .. "/drip?n=5&interval=0.05", on_chunk = function() calls = calls + 1; return false end})
   t.eq(calls, 1)
 end)
 

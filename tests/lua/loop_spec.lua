@@ -69,7 +69,7 @@ end)
 t.test("a cancelled task stops at its wait and runs its <close> handlers", function()
   local closed = false
   local task = luagent.spawn(function()
-    local guard <close> = setmetatable({}, {__close = function() closed = true end})
+    local _guard <close> = setmetatable({}, {__close = function() closed = true end})
     luagent.sleep(10)
     return "not reached"
   end)
@@ -86,7 +86,7 @@ end)
 t.test("a <close> handler can itself wait while its task unwinds an error", function()
   local log = {}
   local task = luagent.spawn(function()
-    local guard <close> = setmetatable({}, {__close = function()
+    local _guard <close> = setmetatable({}, {__close = function()
       luagent.sleep(0.05) -- cooperative I/O during unwinding
       log[#log + 1] = "closed"
     end})

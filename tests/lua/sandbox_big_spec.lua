@@ -13,7 +13,7 @@ t.test("a 200 MB file goes in and comes back intact with flat host memory", func
   local block = {}
   for i = 0, 4095 do block[#block + 1] = string.pack("<I4", i * 2654435761 % 4294967296) end
   block = table.concat(block):rep(16) -- 256 KiB of non-repeating words
-  for i = 1, 800 do assert(fs.append(big, block)) end
+  for _ = 1, 800 do assert(fs.append(big, block)) end
   local host_sha, size = assert(sys.sha256_file(big))
   t.eq(size, 200 * MB)
   local box <close> = assert(sandbox.open{manifest = {["input/big.bin"] = sandbox.file(big)}})

@@ -3,7 +3,6 @@
 -- (tests/run builds it).
 local t = require "helper"
 local sandbox, fs, sys, tar = luagent.sandbox, luagent.fs, luagent.sys, luagent.tar
-local json = luagent.json
 
 local work = assert(fs.temp_dir("luagent-sandbox-spec"))
 luagent.at_exit(function() fs.remove(work) end)
@@ -166,7 +165,8 @@ t.test("locked down: read-only root, non-root, no capabilities, init as PID 1", 
   t.match(status, "NoNewPrivs:%s+1")
   t.eq(ok_exec("cat /proc/1/comm").stdout, "docker-init\n")
   t.eq(ok_exec("touch /tmp/ok /workspace/ok && echo writable").stdout, "writable\n")
-  local mem = ok_exec("cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max")
+  local mem = ok_exec("cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"
+    .. " 2>/dev/null || cat /sys/fs/cgroup/memory.max")
   t.match(mem.stdout, "^268435456", "memory capped at 256m")
 end)
 
@@ -184,7 +184,8 @@ t.test("the host's files and secrets are not visible", function()
 end)
 
 t.test("extraction refuses links that leave the destination and writes nothing outside", function()
-  ok_exec("mkdir -p output/sub && echo data > output/sub/ok.txt && ln -s /etc/passwd output/passwd && ln -s .. output/up && ln -s sub/ok.txt output/inside")
+  ok_exec("mkdir -p output/sub && echo data > output/sub/ok.txt && ln -s /etc/passwd output/passwd"
+    .. " && ln -s .. output/up && ln -s sub/ok.txt output/inside")
   local dest = work .. "/extract/dest"
   local report = assert(box:extract("output", dest))
   local refused = {}
