@@ -8,8 +8,9 @@
  *      | nil, err   err.kind: timeout | connect | tls | network | protocol |
  *                            aborted | too_large | io | bad_url | cancelled
  *     HTTP error statuses are responses, not errors: policy is the caller's.
- *     With on_chunk the body is streamed (and not kept); returning false
- *     from on_chunk stops the transfer. The call yields inside a task.
+ *     With on_chunk a successful (2xx) body is streamed (and not kept); an
+ *     error body is kept in res.body, so the server's message is not lost.
+ *     Returning false from on_chunk stops the transfer. Yields inside a task.
  *   http.sse(on_event) -> on_chunk   parses server-sent events;
  *     on_event{event, data, id, retry}; returning false stops the stream.
  *   http.sse_parser() -> parser      parser:feed(chunk) -> {events...},
@@ -266,6 +267,7 @@ static int l_request(lua_State *L) {
   lhttp_read_options(L, 1, &req);
   int streaming = opt_function(L, 1, "on_chunk");
   if (streaming) lua_pop(L, 1);
+  req.sink_success_only = streaming;
   lrequest *r;
   if (req.body_file && access(req.body_file, R_OK) != 0)
     return luagent_fail(L, "io", "cannot read request body %s: %s", req.body_file, strerror(errno));
