@@ -224,7 +224,8 @@ void http_free(http_xfer *x) {
 
 int http_finished(const http_xfer *x) { return x->finished; }
 int http_failed(const http_xfer *x) { return x->result != CURLE_OK; }
-long http_status(const http_xfer *x) { return x->status; }
+/* Before the transfer ends (e.g. stopped by its sink) the status comes from curl. */
+long http_status(const http_xfer *x) { return x->finished ? x->status : http_status_now(x); }
 
 long http_status_now(const http_xfer *x) {
   long status = 0;

@@ -15,6 +15,7 @@
  *   sys.sha256(string)   -> hex digest
  *   sys.sha256_file(path) -> hex digest, size | nil, err   (read in chunks)
  *   sys.asset(name)      -> the embedded file (e.g. "sandbox/Dockerfile") | nil
+ *   sys.base64(bytes)    -> standard base64 (for images sent to models)
  */
 #include <errno.h>
 #include <lauxlib.h>
@@ -192,13 +193,31 @@ static int l_asset(lua_State *L) {
   return 0;
 }
 
+static int l_base64(lua_State *L) {
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t n;
+  const unsigned char *in = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  luaL_Buffer b;
+  char *out = luaL_buffinitsize(L, &b, (n + 2) / 3 * 4);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i += 3) {
+    unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+    out[o++] = alphabet[v >> 18 & 63];
+    out[o++] = alphabet[v >> 12 & 63];
+    out[o++] = i + 1 < n ? alphabet[v >> 6 & 63] : '=';
+    out[o++] = i + 2 < n ? alphabet[v & 63] : '=';
+  }
+  luaL_pushresultsize(&b, o);
+  return 1;
+}
+
 int luaopen_luagent_sys(lua_State *L) {
   static const luaL_Reg funcs[] = {{"pid", l_pid},         {"alive", l_alive},   {"getenv", l_getenv},
                                    {"isatty", l_isatty},   {"hostname", l_hostname}, {"time", l_time},
                                    {"execute", l_execute}, {"process_start", l_process_start},
                                    {"random_hex", l_random_hex}, {"maxrss", l_maxrss},
                                    {"sha256", l_sha256}, {"sha256_file", l_sha256_file},
-                                   {"asset", l_asset}, {NULL, NULL}};
+                                   {"asset", l_asset}, {"base64", l_base64}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;
 }

@@ -44,26 +44,20 @@ local model = {}
 -- run (luagent.trace) replace it.
 model.transport = http.request
 
--- ---- events, for traces and live views ----
+-- ---- events, for traces and live views (luagent.events) ----
 
-local listeners = {}
+local events = require "luagent.events"
+local emit = events.emit
 
--- fn(event) is called for every model_request, model_response, model_retry
--- and model_error; returns fn, for model.off_event.
+-- Kept for recipes that only want model events: fn(event) for model_request,
+-- model_response, model_retry and model_error.
 function model.on_event(fn)
-  listeners[#listeners + 1] = fn
-  return fn
+  return events.subscribe(function(ev)
+    if ev.type:sub(1, 6) == "model_" then fn(ev) end
+  end)
 end
 
-function model.off_event(fn)
-  for i, f in ipairs(listeners) do
-    if f == fn then table.remove(listeners, i) return end
-  end
-end
-
-local function emit(event)
-  for _, fn in ipairs(listeners) do fn(event) end
-end
+model.off_event = events.unsubscribe
 
 -- ---- errors ----
 
@@ -498,16 +492,17 @@ Scripted.__index = Scripted
 
 function Scripted:__tostring() return "scripted model " .. self.model end
 
--- model.scripted{replies = {reply, ...}} or model.scripted(function(request, n) return reply end)
+-- model.scripted{replies = {reply, ...}} or model.scripted(function(request, n) return reply end [, {name}])
 -- A reply is {text = ..., tool_calls = {{name, arguments}}} (ids are made up) or
 -- {error = {kind, message}}. Usage is estimated at 4 characters a token.
-function model.scripted(spec)
+function model.scripted(spec, opts)
   local fn = spec
   if type(spec) == "table" then
     local replies = spec.replies or spec
     fn = function(_, n) return replies[n] or {text = "(the script has no reply " .. n .. ")"} end
   end
-  return setmetatable({fn = fn, n = 0, provider = "scripted", model = type(spec) == "table" and spec.name or "scripted",
+  local name = (opts and opts.name) or (type(spec) == "table" and spec.name) or "scripted"
+  return setmetatable({fn = fn, n = 0, provider = "scripted", model = name,
     totals = {calls = 0, input_tokens = 0, output_tokens = 0, cached_tokens = 0, cost = 0}}, Scripted)
 end
 
