@@ -28,7 +28,7 @@ end
 local LAZY = {
   http = true, json = true, yaml = true, fs = true, sys = true, docker = true, tar = true,
   retry = true, model = true, sandbox = true, agent = true, tools = true, trace = true,
-  manifest = true,
+  manifest = true, outputs = true, events = true,
 }
 
 setmetatable(luagent, {
@@ -144,22 +144,40 @@ end
 luagent.merge = merge
 
 -- Functions run once when the run ends — normally, on an error or on Ctrl-C —
--- after every task has finished. They may wait (close sandboxes, flush traces).
-local exit_hooks = {}
+-- after every task has finished, newest first; `last = true` puts one after
+-- all the others (the trace, which records what the others do). They get how
+-- the run ended ("ok", "failed", "interrupted") and the error message, and
+-- may wait (close sandboxes, flush traces).
+local exit_hooks, last_hooks = {}, {}
 
-function luagent.at_exit(fn)
-  exit_hooks[#exit_hooks + 1] = fn
+function luagent.at_exit(fn, opts)
+  if opts and opts.last then last_hooks[#last_hooks + 1] = fn else exit_hooks[#exit_hooks + 1] = fn end
 end
 
 -- Called by the host; each hook runs even if an earlier one failed.
-function luagent._run_exit_hooks()
+function luagent._run_exit_hooks(status, message)
+  local order = {}
+  for i = #exit_hooks, 1, -1 do order[#order + 1] = exit_hooks[i] end
+  for i = #last_hooks, 1, -1 do order[#order + 1] = last_hooks[i] end
+  exit_hooks, last_hooks = {}, {}
   local failures = {}
-  for i = #exit_hooks, 1, -1 do
-    local ok, err = pcall(exit_hooks[i])
+  for _, hook in ipairs(order) do
+    local ok, err = pcall(hook, status, message)
     if not ok then failures[#failures + 1] = tostring(type(err) == "table" and err.message or err) end
   end
-  exit_hooks = {}
   if #failures > 0 then error("while finishing the run: " .. table.concat(failures, "; "), 0) end
+end
+
+-- This run's id and folder (runs/<run-id>/...), made on first use.
+function luagent.run_id() return require("luagent.trace").run_id() end
+function luagent.run_dir(sub) return require("luagent.trace").run_dir(sub) end
+
+-- The first event of a recipe run (a model call, an agent, a sandbox) starts
+-- its trace and terminal view; a recipe that uses none of them writes none.
+function luagent._on_first_event()
+  if not info.script then return end
+  require("luagent.trace").start{quiet = info.quiet, json = info.json, record = info.record, replay = info.replay,
+                                 settings = luagent.settings}
 end
 
 return luagent

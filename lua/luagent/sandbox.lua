@@ -33,6 +33,7 @@ local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 local tar = require "luagent.tar"
 local loop = require "luagent.loop"
+local events = require "luagent.events"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
@@ -273,7 +274,7 @@ function sandbox.open(opts)
   for k, v in pairs(o.labels or {}) do labels[k] = tostring(v) end
   local volume = "luagent-" .. session .. "-workspace"
   local box = setmetatable({
-    session = session, client = client, image = o.image, workdir = o.workdir, volume = volume,
+    session = session, client = client, image = o.image, workdir = o.workdir, volume = volume, memory = o.memory,
     timeout = o.timeout, max_output = o.max_output, user = o.user,
     uid = tonumber(o.user:match("^(%d+)")) or 0, gid = tonumber(o.user:match(":(%d+)$")) or 0,
     oom_seen = 0, closed = false, next_id = 0, use_runner = o.runner and client.endpoint.unix_socket ~= nil,
@@ -308,6 +309,8 @@ function sandbox.open(opts)
     box:close()
     return nil, err
   end
+  events.emit({type = "sandbox_open", session = session, image = o.image, memory = o.memory, cpus = o.cpus,
+               pids = o.pids, network = o.network, staged = #entries})
   return box
 end
 
@@ -548,10 +551,28 @@ function Box:_exec_runner(ch, argv, opts, started)
   return runner_result(r, started, timed_out, restarted)
 end
 
+local function command_text(cmd)
+  local text = type(cmd) == "table" and table.concat(cmd, " ") or tostring(cmd)
+  return #text > 300 and text:sub(1, 297) .. "..." or text
+end
+
+local function emit_exec(self, kind, what, result, err)
+  events.emit({type = "sandbox_exec", session = self.session, kind = kind, command = command_text(what),
+               exit_code = result and result.exit_code, duration = result and result.duration,
+               timed_out = result and result.timed_out, oom_killed = result and result.oom_killed,
+               truncated = result and result.truncated, stdout_bytes = result and result.stdout_bytes,
+               stderr_bytes = result and result.stderr_bytes, error = err and err.message})
+  return result, err
+end
+
 -- box:exec(cmd [, {timeout, stdin, env, cwd, max_output}]) -> result | nil, err
 --   result = {stdout, stderr, exit_code, timed_out, oom_killed, truncated, duration,
 --             stdout_bytes, stderr_bytes, restarted}
 function Box:exec(cmd, opts)
+  return emit_exec(self, "exec", cmd, self:_exec(cmd, opts))
+end
+
+function Box:_exec(cmd, opts)
   check_open(self)
   opts = opts or {}
   local argv = exec_argv(cmd)
@@ -574,6 +595,10 @@ end
 -- is in stderr), plus state_lost = true when an earlier call was killed
 -- (timeout, OOM) and this one started from a fresh interpreter.
 function Box:python(code, opts)
+  return emit_exec(self, "python", code, self:_python(code, opts))
+end
+
+function Box:_python(code, opts)
   check_open(self)
   assert(type(code) == "string", "box:python(code): code must be a string")
   opts = opts or {}
@@ -652,7 +677,9 @@ function Box:close()
   self.closed = true
   open_boxes[self.session] = nil
   if self.channel then self.channel:close() end
-  return remove_session(self.client, self.container, self.session)
+  local ok, err = remove_session(self.client, self.container, self.session)
+  events.emit({type = "sandbox_close", session = self.session, error = err and err.message})
+  return ok, err
 end
 
 Box.__close = Box.close

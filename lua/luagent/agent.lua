@@ -1,0 +1,342 @@
+-- luagent.agent: the write-run-observe loop.
+--
+--   local analyst = agent.new{
+--     name = "Energy anomaly analyst",
+--     instructions = "You are a careful data analyst...",   -- the system prompt
+--     model = model.from(cfg.model),                        -- anything with :complete
+--     tools = tools.standard(box),                          -- plain tables (see luagent.tools)
+--     max_turns = 20, budget = {tokens = 300000, cost = 2.00},
+--     outputs = {"output/anomalies.csv", "output/*.png", "output/report.md"},
+--     max_tool_output = 16000,                              -- longer tool results are cut
+--     on_step = function(step) end,                         -- every model turn and tool call
+--   }
+--   local result = analyst:run("Find the anomaly in input/building_energy.csv")
+--   -- result = {output, turns, usage, cost, transcript, stopped_by = "answer" | "max_turns"
+--   --           | "budget" | "error", error, missing_outputs, duration}
+--
+-- The loop: call the model; run the tool calls it asks for (several at once
+-- when it asks for several); give the results back; repeat until it answers
+-- without a tool call, or max_turns, or the budget is spent. Stopping at a
+-- limit is a normal outcome with the transcript kept; `on_limit(result)` may
+-- turn it into a final answer. An unknown tool, arguments that are not valid
+-- JSON, a missing required argument or a tool that raises all become tool
+-- results the model reads and can fix. A result longer than max_tool_output
+-- is cut to its head and tail; the whole text stays in the workspace
+-- (.luagent/outputs/ID.txt) and the read_output tool pages through it.
+-- Declared outputs are checked before the agent may finish: it is told what
+-- is missing (twice at most) and the result lists what is still missing.
+-- An agent is a plain value: the same agent can run twice at once.
+local json = require "luagent.json"
+local events = require "luagent.events"
+local loop = require "luagent.loop"
+local sys = require "luagent.sys"
+local tools_mod = require "luagent.tools"
+
+local agent = {}
+
+local Agent = {}
+Agent.__index = Agent
+
+local DEFAULTS = {max_turns = 20, max_tool_output = 16000, reminders = 2}
+
+function agent.new(spec)
+  assert(type(spec) == "table", "agent.new{...}: expects a table")
+  local m = spec.model
+  if type(m) ~= "table" or type(m.complete) ~= "function" then
+    error("agent.new: 'model' must be a model (see luagent.model), got " .. type(m), 2)
+  end
+  local tools = {}
+  for i, tool in ipairs(spec.tools or {}) do tools[i] = tools_mod.check(tool, ("tools[%d]"):format(i)) end
+  local a = setmetatable({}, Agent)
+  for k, v in pairs(spec) do a[k] = v end
+  a.name = spec.name or "agent"
+  a.tools = tools
+  a.max_turns = spec.max_turns or DEFAULTS.max_turns
+  a.max_tool_output = spec.max_tool_output or DEFAULTS.max_tool_output
+  a.outputs = spec.outputs or {}
+  if math.type(a.max_turns) ~= "integer" or a.max_turns < 1 then error("agent.new: max_turns must be an integer >= 1", 2) end
+  if spec.budget ~= nil and type(spec.budget) ~= "table" then
+    error("agent.new: budget must be {tokens = n, cost = dollars}", 2)
+  end
+  -- the workspace of the first sandbox tool keeps long outputs and is checked for outputs
+  if not a.workspace then
+    for _, tool in ipairs(tools) do
+      if tool.box then a.workspace = tool.box break end
+    end
+  end
+  return a
+end
+
+-- ---- one run ----
+
+local Run = {}
+Run.__index = Run
+
+local function system_prompt(a)
+  local text = a.instructions or "You are a helpful agent."
+  if #a.outputs > 0 then
+    text = text .. "\n\nBefore you give your final answer, these files must exist in the workspace: "
+      .. table.concat(a.outputs, ", ") .. "."
+  end
+  return text
+end
+
+local function new_run(a, task, opts)
+  opts = opts or {}
+  local run = setmetatable({
+    agent = a, id = sys.random_hex(4), turns = 0, started = loop.now(),
+    usage = {input_tokens = 0, output_tokens = 0, cached_tokens = 0}, cost = 0, cost_known = true,
+    full_outputs = {}, reminders = 0,
+  }, Run)
+  if opts.messages then
+    run.messages = {table.unpack(opts.messages)}
+  else
+    run.messages = {{role = "system", content = system_prompt(a)}}
+  end
+  if task then run.messages[#run.messages + 1] = {role = "user", content = task} end
+  run.tools = {table.unpack(a.tools)}
+  if a.max_tool_output then run.tools[#run.tools + 1] = run:read_output_tool() end
+  run.by_name = {}
+  for _, tool in ipairs(run.tools) do run.by_name[tool.name] = tool end
+  return run
+end
+
+function Run:emit(ev)
+  ev.agent = self.agent.name
+  ev.run = self.id
+  events.emit(ev)
+  if self.agent.on_step then self.agent.on_step(ev) end
+end
+
+-- The read_output tool, bound to this run's store of whole outputs.
+function Run:read_output_tool()
+  local run = self
+  return {
+    name = "read_output",
+    description = "Read more of a tool result that was cut because it was long: give the id the cut "
+      .. "result named and an offset in characters.",
+    parameters = {type = "object", properties = {
+      id = {type = "string", description = "The id named in the cut result."},
+      offset = {type = "integer", description = "Where to start, in characters from 0."},
+      length = {type = "integer", description = "How many characters (default: as many as a result may hold)."}},
+      required = {"id"}},
+    handler = function(args)
+      local full = run.full_outputs[args.id]
+      if not full then error("no cut output has the id " .. tostring(args.id), 0) end
+      local offset = math.max(0, math.tointeger(args.offset) or 0)
+      local length = math.min(math.tointeger(args.length) or run.agent.max_tool_output, run.agent.max_tool_output)
+      local piece = full:sub(offset + 1, offset + length)
+      return ("characters %d-%d of %d:\n%s"):format(offset, offset + #piece, #full, piece)
+    end,
+  }
+end
+
+-- Cuts a long result to head and tail, keeping the whole in the run and in
+-- the workspace.
+function Run:cap(call_id, text)
+  local max = self.agent.max_tool_output
+  if not max or #text <= max then return text end
+  self.full_outputs[call_id] = text
+  local where = ""
+  local box = self.agent.workspace
+  if box and not box.closed then
+    local path = ".luagent/outputs/" .. call_id .. ".txt"
+    if box:put(path, text) then where = " It is saved in the workspace at " .. path .. "." end
+  end
+  local head, tail = text:sub(1, max * 6 // 10), text:sub(-(max * 3 // 10))
+  return ("%s\n\n[... %d characters left out of %d.%s Read them with read_output(id = %q, offset = %d). ...]\n\n%s")
+    :format(head, #text - #head - #tail, #text, where, call_id, #head, tail)
+end
+
+local function missing_required(parameters, args)
+  local missing = {}
+  for _, name in ipairs(type(parameters) == "table" and type(parameters.required) == "table" and parameters.required or {}) do
+    if args[name] == nil then missing[#missing + 1] = name end
+  end
+  return #missing > 0 and missing or nil
+end
+
+local function tool_names(run)
+  local names = {}
+  for _, tool in ipairs(run.tools) do names[#names + 1] = tool.name end
+  return table.concat(names, ", ")
+end
+
+-- A tool's return value as message content: text, or text and images.
+local function as_content(value)
+  if value == nil then return "(the tool returned nothing)" end
+  if type(value) == "string" then return value end
+  if type(value) == "table" and (value.text or value.images) then
+    local parts = {{type = "text", text = value.text or ""}}
+    for _, img in ipairs(value.images or {}) do parts[#parts + 1] = img end
+    return parts
+  end
+  local ok, encoded = pcall(json.encode, value)
+  return ok and encoded or tostring(value)
+end
+
+local function is_cancel(err)
+  return type(err) == "table" and err.kind == "cancelled"
+end
+
+-- Runs one tool call; whatever goes wrong becomes a result the model reads.
+function Run:call_tool(call, turn)
+  local tool = self.by_name[call.name]
+  local started = loop.now()
+  self:emit({type = "tool_call", turn = turn, id = call.id, name = call.name, arguments = call.arguments or call.arguments_json})
+  local content, is_error
+  if not tool then
+    content = ("Error: there is no tool named %q. The tools are: %s."):format(tostring(call.name), tool_names(self))
+    is_error = true
+  elseif call.arguments_error then
+    content, is_error = ("Error: %s. You sent: %s\nCall %s again with a JSON object that matches its parameters.")
+      :format(call.arguments_error, tostring(call.arguments_json), call.name), true
+  elseif missing_required(tool.parameters, call.arguments) then
+    content, is_error = ("Error: %s needs the argument(s) %s."):format(call.name,
+      table.concat(missing_required(tool.parameters, call.arguments), ", ")), true
+  else
+    local ok, value = pcall(tool.handler, call.arguments, {call_id = call.id, turn = turn, run = self})
+    if ok then
+      content = as_content(value)
+    elseif is_cancel(value) then
+      error(value, 0)
+    else
+      local message = type(value) == "table" and (value.message or json.encode(value)) or tostring(value)
+      content, is_error = ("Error: the tool %s failed: %s"):format(call.name, message), true
+    end
+  end
+  if type(content) == "string" then content = self:cap(call.id, content)
+  elseif type(content) == "table" then content[1].text = self:cap(call.id, content[1].text) end
+  self:emit({type = "tool_result", turn = turn, id = call.id, name = call.name, is_error = is_error or false,
+             duration = loop.now() - started,
+             content = type(content) == "string" and content or content[1].text})
+  return {role = "tool", tool_call_id = call.id, name = call.name, content = content, is_error = is_error}
+end
+
+-- Runs a turn's tool calls, at once when there are several; results in call order.
+function Run:call_tools(calls, turn)
+  if #calls == 1 then return {self:call_tool(calls[1], turn)} end
+  local tasks = {}
+  for i, call in ipairs(calls) do tasks[i] = loop.spawn(function() return self:call_tool(call, turn) end) end
+  local results = {}
+  for i, task in ipairs(tasks) do
+    local message, err = task:wait()
+    if message == nil then error(err, 0) end
+    results[i] = message
+  end
+  return results
+end
+
+function Run:over_budget()
+  local b = self.agent.budget
+  if not b then return nil end
+  local tokens = self.usage.input_tokens + self.usage.output_tokens
+  if b.tokens and tokens >= b.tokens then
+    return ("the token budget is spent (%d of %d)"):format(tokens, b.tokens)
+  end
+  if b.cost and self.cost_known and self.cost >= b.cost then
+    return ("the cost budget is spent ($%.4f of $%.4f)"):format(self.cost, b.cost)
+  end
+  return nil
+end
+
+-- Declared outputs not (yet) in the workspace, by shell glob.
+function Run:missing_outputs()
+  local box, wanted = self.agent.workspace, self.agent.outputs
+  if #wanted == 0 or not box or box.closed then return {} end
+  local r = box:exec({"/bin/sh", "-c", 'for p in "$@"; do found=; for f in $p; do [ -s "$f" ] && found=1; done; '
+    .. '[ -n "$found" ] || echo "$p"; done', "check", table.unpack(wanted)})
+  local missing = {}
+  for line in ((r and r.stdout) or ""):gmatch("[^\n]+") do missing[#missing + 1] = line end
+  return missing
+end
+
+function Run:model_turn(turn)
+  local a = self.agent
+  local defs = {}
+  for i, tool in ipairs(self.tools) do
+    defs[i] = {name = tool.name, description = tool.description, parameters = tool.parameters}
+  end
+  local result, err = a.model:complete{
+    messages = self.messages, tools = defs, tool_choice = #defs > 0 and "auto" or nil,
+    temperature = a.temperature, max_tokens = a.max_tokens, stream = a.stream, on_delta = a.on_delta,
+    retry = a.retry,
+  }
+  if not result then return nil, err end
+  for k in pairs(self.usage) do self.usage[k] = self.usage[k] + (result.usage[k] or 0) end
+  if result.cost then self.cost = self.cost + result.cost else self.cost_known = false end
+  self.messages[#self.messages + 1] = {role = "assistant", content = result.text, tool_calls = result.tool_calls}
+  local names = {}
+  for i, c in ipairs(result.tool_calls) do names[i] = c.name end
+  self:emit({type = "agent_turn", turn = turn, text = result.text, tool_calls = names, usage = result.usage,
+             cost = result.cost, duration = result.duration, total_usage = self.usage,
+             total_cost = self.cost_known and self.cost or nil})
+  return result
+end
+
+function Run:result(stopped_by, output, err)
+  local result = {
+    output = output, turns = self.turns, usage = self.usage, cost = self.cost_known and self.cost or nil,
+    transcript = self.messages, stopped_by = stopped_by, error = err, duration = loop.now() - self.started,
+    missing_outputs = self.missing,
+  }
+  if (stopped_by == "max_turns" or stopped_by == "budget") and self.agent.on_limit then
+    result.output = self.agent.on_limit(result) or result.output
+  end
+  if result.missing_outputs == nil and stopped_by ~= "error" then result.missing_outputs = self:missing_outputs() end
+  self:emit({type = "agent_end", stopped_by = stopped_by, turns = self.turns, usage = self.usage,
+             cost = result.cost, output = result.output, missing_outputs = result.missing_outputs,
+             error = err and err.message, duration = result.duration})
+  return result
+end
+
+local function last_text(messages)
+  for i = #messages, 1, -1 do
+    local m = messages[i]
+    if m.role == "assistant" and type(m.content) == "string" and m.content ~= "" then return m.content end
+  end
+  return nil
+end
+
+function Run:go()
+  local a = self.agent
+  self:emit({type = "agent_start", task = self.messages[#self.messages].content,
+             model = a.model.provider .. "/" .. tostring(a.model.model), max_turns = a.max_turns, budget = a.budget})
+  while true do
+    if self.turns >= a.max_turns then
+      self:emit({type = "agent_limit", reason = ("max_turns (%d) reached"):format(a.max_turns)})
+      return self:result("max_turns", last_text(self.messages))
+    end
+    local spent = self:over_budget()
+    if spent then
+      self:emit({type = "agent_limit", reason = spent})
+      return self:result("budget", last_text(self.messages))
+    end
+    self.turns = self.turns + 1
+    local response, err = self:model_turn(self.turns)
+    if not response then return self:result("error", last_text(self.messages), err) end
+    if #response.tool_calls == 0 then
+      local missing = self:missing_outputs()
+      if #missing == 0 or self.reminders >= DEFAULTS.reminders then
+        self.missing = missing
+        return self:result("answer", response.text)
+      end
+      self.reminders = self.reminders + 1
+      local note = "You have not saved these required files yet: " .. table.concat(missing, ", ")
+        .. ". Save them in the workspace before you give your final answer."
+      self.messages[#self.messages + 1] = {role = "user", content = note}
+      self:emit({type = "agent_reminder", turn = self.turns, missing = missing})
+    else
+      for _, message in ipairs(self:call_tools(response.tool_calls, self.turns)) do
+        self.messages[#self.messages + 1] = message
+      end
+    end
+  end
+end
+
+-- agent:run(task [, {messages = earlier transcript}]) -> result
+function Agent:run(task, opts)
+  return new_run(self, task, opts):go()
+end
+
+return agent

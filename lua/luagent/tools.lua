@@ -1,0 +1,197 @@
+-- luagent.tools: the tools a model sees. Each is a plain table:
+--
+--   {name = "run_python", description = "...", parameters = {JSON Schema}, handler = function(args, ctx) ... end}
+--
+-- The handler returns the text the model reads (or {text = ..., images = {...}}),
+-- or raises: the agent turns an error into a tool result the model can read
+-- and fix. A recipe adds its own tool in a few lines:
+--
+--   local lookup = {name = "lookup_country", description = "ISO code of a country name",
+--     parameters = {type = "object", properties = {name = {type = "string"}}, required = {"name"}},
+--     handler = function(args) return CODES[args.name:lower()] or "unknown" end}
+--
+-- The sandbox tools here all work on one session (`box`) and its /workspace.
+local model = require "luagent.model"
+local sys = require "luagent.sys"
+
+local tools = {}
+
+-- "took 1.23 s": replays match requests with any value here (luagent.trace),
+-- since how long a command takes differs from run to run.
+local function seconds(d)
+  return d < 10 and ("%.2f s"):format(d) or ("%.0f s"):format(d)
+end
+
+function tools.took(d)
+  return "took " .. seconds(d)
+end
+
+-- The text a model reads for a command's result.
+function tools.format_exec(r, opts)
+  opts = opts or {}
+  local lines = {("exit code %d (%s)"):format(r.exit_code, tools.took(r.duration or 0))}
+  if r.timed_out then
+    lines[#lines + 1] = ("the command was stopped after %s: it ran past its timeout"):format(seconds(opts.timeout or r.duration))
+  end
+  if r.oom_killed then
+    lines[#lines + 1] = "the command was killed for using more memory than the sandbox has"
+      .. (opts.memory and (" (" .. opts.memory .. ")") or "") .. "; use less memory, e.g. read the data in chunks"
+  end
+  if r.state_lost then
+    lines[#lines + 1] = "note: the Python session was restarted before this call (an earlier call was stopped), "
+      .. "so variables and imports from before are gone"
+  end
+  if r.truncated then
+    lines[#lines + 1] = ("the output was long (%d bytes of stdout, %d of stderr): the middle is left out"):format(
+      r.stdout_bytes or #r.stdout, r.stderr_bytes or #r.stderr)
+  end
+  if r.stdout ~= "" then lines[#lines + 1] = "stdout:\n" .. r.stdout end
+  if r.stderr ~= "" then lines[#lines + 1] = "stderr:\n" .. r.stderr end
+  if r.stdout == "" and r.stderr == "" then lines[#lines + 1] = "(no output)" end
+  return table.concat(lines, "\n")
+end
+
+local function schema(properties, required)
+  return {type = "object", properties = properties, required = required}
+end
+
+local function check_result(r, err)
+  if not r then error(err.message or tostring(err), 0) end
+  return r
+end
+
+function tools.run_python(box, opts)
+  opts = opts or {}
+  return {
+    name = "run_python",
+    description = "Run Python 3 code in the sandbox (numpy, pandas, scipy and matplotlib are installed; no network). "
+      .. "Variables and imports persist between calls, like a notebook. The working directory is /workspace; "
+      .. "the value of a final expression is printed. Save files under /workspace/output.",
+    parameters = schema({code = {type = "string", description = "The Python code to run."}}, {"code"}),
+    box = box,
+    handler = function(args)
+      local r = check_result(box:python(args.code, {timeout = opts.timeout}))
+      return tools.format_exec(r, {timeout = opts.timeout or box.timeout, memory = box.memory})
+    end,
+  }
+end
+
+function tools.run_shell(box, opts)
+  opts = opts or {}
+  return {
+    name = "run_shell",
+    description = "Run a shell command (sh -c) in the sandbox, in /workspace, without network access.",
+    parameters = schema({command = {type = "string", description = "The command line."}}, {"command"}),
+    box = box,
+    handler = function(args)
+      local r = check_result(box:exec(args.command, {timeout = opts.timeout}))
+      return tools.format_exec(r, {timeout = opts.timeout or box.timeout, memory = box.memory})
+    end,
+  }
+end
+
+local MAX_READ = 200000
+
+function tools.read_file(box)
+  return {
+    name = "read_file",
+    description = "Read a text file from the workspace. Long files: pass offset and limit (in lines).",
+    parameters = schema({path = {type = "string", description = "Path relative to /workspace."},
+                         offset = {type = "integer", description = "First line to show, from 1."},
+                         limit = {type = "integer", description = "How many lines to show."}}, {"path"}),
+    box = box,
+    handler = function(args)
+      local content = check_result(box:get(args.path, {max_bytes = 64 * 1024 * 1024}))
+      if content:find("\0", 1, true) then
+        return ("%s is a binary file of %d bytes; inspect it with run_python"):format(args.path, #content)
+      end
+      local offset, limit = math.max(1, math.tointeger(args.offset) or 1), math.tointeger(args.limit)
+      if offset == 1 and not limit and #content <= MAX_READ then return content end
+      local lines, n = {}, 0
+      for line in (content .. "\n"):gmatch("(.-)\n") do
+        n = n + 1
+        if n >= offset and (not limit or n < offset + limit) then lines[#lines + 1] = line end
+      end
+      local text = table.concat(lines, "\n")
+      if #text > MAX_READ then text = text:sub(1, MAX_READ) .. "\n[... cut at " .. MAX_READ .. " characters]" end
+      return ("lines %d-%d of %d:\n%s"):format(offset, offset + #lines - 1, n - 1, text)
+    end,
+  }
+end
+
+function tools.write_file(box)
+  return {
+    name = "write_file",
+    description = "Write a text file in the workspace (folders are created; an existing file is replaced).",
+    parameters = schema({path = {type = "string", description = "Path relative to /workspace."},
+                         content = {type = "string", description = "The whole content."}}, {"path", "content"}),
+    box = box,
+    handler = function(args)
+      check_result(box:put(args.path, args.content))
+      return ("wrote %s (%d bytes)"):format(args.path, #args.content)
+    end,
+  }
+end
+
+function tools.list_files(box)
+  return {
+    name = "list_files",
+    description = "List files under a folder of the workspace, with their sizes.",
+    parameters = schema({path = {type = "string", description = "Folder relative to /workspace (default: all)."},
+                         depth = {type = "integer", description = "How deep to look (default 3)."}}),
+    box = box,
+    handler = function(args)
+      local depth = math.tointeger(args.depth) or 3
+      local r = check_result(box:exec({"find", args.path or ".", "-mindepth", "1", "-maxdepth", tostring(depth),
+        "-not", "-path", "*/.luagent*", "-printf", "%y %8s  %P\n"}))
+      if r.exit_code ~= 0 then error(r.stderr ~= "" and r.stderr or "cannot list " .. (args.path or "."), 0) end
+      return r.stdout ~= "" and r.stdout or "(empty)"
+    end,
+  }
+end
+
+local IMAGE_TYPES = {
+  {"\137PNG\r\n\26\n", "image/png"}, {"\255\216\255", "image/jpeg"}, {"GIF8", "image/gif"}, {"RIFF", "image/webp"},
+}
+
+function tools.view_image(box)
+  return {
+    name = "view_image",
+    description = "Look at an image file from the workspace (PNG, JPEG, GIF, WebP), e.g. a chart you saved, "
+      .. "to check it shows what you meant.",
+    parameters = schema({path = {type = "string", description = "Path relative to /workspace."}}, {"path"}),
+    box = box,
+    handler = function(args)
+      local data = check_result(box:get(args.path, {max_bytes = 8 * 1024 * 1024}))
+      local media_type
+      for _, t in ipairs(IMAGE_TYPES) do
+        if data:sub(1, #t[1]) == t[1] then media_type = t[2] break end
+      end
+      if not media_type then error(args.path .. " is not a PNG, JPEG, GIF or WebP image", 0) end
+      return {text = ("%s (%s, %d bytes)"):format(args.path, media_type, #data),
+              images = {model.image(sys.base64(data), media_type)}}
+    end,
+  }
+end
+
+-- The usual set for a code-running agent.
+function tools.standard(box, opts)
+  return {tools.run_python(box, opts), tools.run_shell(box, opts), tools.read_file(box), tools.write_file(box),
+          tools.list_files(box), tools.view_image(box)}
+end
+
+-- Checks a tool table's shape; raises naming what is wrong.
+function tools.check(tool, where)
+  where = where or "tool"
+  if type(tool) ~= "table" then error(where .. " must be a table {name, description, parameters, handler}", 3) end
+  if type(tool.name) ~= "string" or not tool.name:match("^[%w_%-]+$") then
+    error(where .. ": name must be letters, digits, _ or -", 3)
+  end
+  if type(tool.handler) ~= "function" then error(where .. " '" .. tool.name .. "' has no handler function", 3) end
+  if tool.parameters ~= nil and type(tool.parameters) ~= "table" then
+    error(where .. " '" .. tool.name .. "': parameters must be a JSON Schema table", 3)
+  end
+  return tool
+end
+
+return tools
