@@ -235,13 +235,17 @@ static void report_failure(lua_State *L, int handle) {
   lua_pop(L, 2);
 }
 
-/* Runs luagent._run_exit_hooks() as a task (sandboxes are closed there, even
- * after an error or Ctrl-C); a failure is reported like any unobserved one. */
-static void run_exit_hooks(host *h) {
+/* Runs luagent._run_exit_hooks(status, message) as a task (sandboxes are
+ * closed and the trace finished there, even after an error or Ctrl-C); a
+ * failure is reported like any unobserved one. */
+static void run_exit_hooks(host *h, const char *status, int message_idx) {
   lua_State *L = h->L;
   lua_getglobal(L, "luagent");
   if (lua_istable(L, -1) && lua_getfield(L, -1, "_run_exit_hooks") == LUA_TFUNCTION) {
-    tasks_spawn(L, 0);
+    lua_pushstring(L, status);
+    if (message_idx) lua_pushvalue(L, message_idx);
+    else lua_pushnil(L);
+    tasks_spawn(L, 2);
     lua_pop(L, 1);
     tasks_run(h, NULL);
   } else {
@@ -250,12 +254,32 @@ static void run_exit_hooks(host *h) {
   lua_pop(L, 1);
 }
 
+/* Pushes the failed main task's message (a string) or nil. */
+static void push_failure_message(lua_State *L, int handle) {
+  if (!task_failure(L, handle)) {
+    lua_pushnil(L);
+    return;
+  }
+  lua_pop(L, 1); /* the traceback */
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "message");
+    lua_remove(L, -2);
+  }
+  if (!lua_isstring(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "(an error that is not a string)");
+  }
+}
+
 static int run_main_task(host *h, int nargs) {
   lua_State *L = h->L;
   tasks_spawn(L, nargs);
   int handle = lua_gettop(L);
   tasks_run(h, lua_touserdata(L, handle));
-  run_exit_hooks(h);
+  push_failure_message(L, handle);
+  int message = lua_gettop(L);
+  run_exit_hooks(h, h->interrupted ? "interrupted" : lua_isnil(L, message) ? "ok" : "failed", message);
+  lua_pop(L, 1);
   int failed = task_failure(L, handle);
   if (failed) {
     lua_pop(L, 2);

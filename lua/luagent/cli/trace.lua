@@ -1,0 +1,108 @@
+-- luagent trace show TRACE.jsonl [--full]       a run's steps, for people
+-- luagent trace html TRACE.jsonl [-o OUT.html]  the same as one self-contained page
+local json = require "luagent.json"
+local trace = require "luagent.trace"
+local fs = require "luagent.fs"
+
+local cli = {}
+
+local USAGE = "usage: luagent trace show TRACE.jsonl [--full] | luagent trace html TRACE.jsonl [-o OUT.html]"
+
+local function load(path)
+  local text, err = fs.read(path)
+  if not text then return nil, err.message end
+  local list, n = {}, 0
+  for line in text:gmatch("[^\n]+") do
+    n = n + 1
+    local ev = json.decode(line)
+    if type(ev) ~= "table" then return nil, ("%s:%d: not a trace event"):format(path, n) end
+    list[#list + 1] = ev
+  end
+  return list
+end
+
+local function indent(text, max_lines)
+  local out, n = {}, 0
+  for line in (tostring(text) .. "\n"):gmatch("(.-)\n") do
+    n = n + 1
+    if max_lines and n > max_lines then
+      out[#out + 1] = "      ..."
+      break
+    end
+    out[#out + 1] = "      " .. line
+  end
+  return table.concat(out, "\n")
+end
+
+local function show(path, full)
+  local list, err = load(path)
+  if not list then
+    io.stderr:write("luagent: ", err, "\n")
+    return 1
+  end
+  local limit = not full and 8 or nil
+  for _, ev in ipairs(list) do
+    local line = trace.describe(ev)
+    if line then print(("[%7.2fs] %s"):format(ev.t or 0, line)) end
+    if ev.type == "agent_turn" and type(ev.text) == "string" and ev.text ~= "" then print(indent(ev.text, limit)) end
+    if ev.type == "tool_call" and ev.arguments ~= nil then
+      local args = type(ev.arguments) == "table" and (ev.arguments.code or ev.arguments.command or json.encode(ev.arguments))
+        or tostring(ev.arguments)
+      print(indent(args, limit))
+    end
+    if ev.type == "tool_result" and full then print(indent(ev.content)) end
+  end
+  return 0
+end
+
+local function escape(s)
+  return (tostring(s):gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"}))
+end
+
+local STYLE = [[
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}h1{font-size:1.3em}
+table{border-collapse:collapse;width:100%}td{border-bottom:1px solid #eee;padding:.3em .5em;vertical-align:top}
+td.t{color:#888;white-space:nowrap;text-align:right}td.k{white-space:nowrap;font-weight:600}
+pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;margin:.3em 0;max-height:30em;overflow:auto}
+.tool_result.err td.k{color:#b00}.agent_end td,.run_end td{background:#f3f8ff}]]
+
+local function html(path, out)
+  local list, err = load(path)
+  if not list then
+    io.stderr:write("luagent: ", err, "\n")
+    return 1
+  end
+  local first = list[1] or {}
+  local rows = {}
+  for _, ev in ipairs(list) do
+    local summary = trace.describe(ev) or ""
+    local class = ev.type .. ((ev.type == "tool_result" and ev.is_error) and " err" or "")
+    rows[#rows + 1] = ('<tr class="%s"><td class="t">%.2fs</td><td class="k">%s</td><td>%s<details><summary>details</summary>'
+      .. "<pre>%s</pre></details></td></tr>"):format(escape(class), ev.t or 0, escape(ev.type), escape(summary),
+      escape(json.encode(ev, {indent = 2})))
+  end
+  local page = ("<!doctype html><meta charset=utf-8><title>luagent run %s</title><style>%s</style>"
+    .. "<h1>luagent run %s</h1><p>%s</p><table>%s</table>\n"):format(escape(first.run_id or "?"), STYLE,
+    escape(first.run_id or "?"), escape(first.recipe or ""), table.concat(rows, "\n"))
+  out = out or path:gsub("%.jsonl$", "") .. ".html"
+  local ok, werr = fs.write(out, page)
+  if not ok then
+    io.stderr:write("luagent: ", werr.message, "\n")
+    return 1
+  end
+  print(out)
+  return 0
+end
+
+function cli.main(args)
+  local command, path = args[1], args[2]
+  if not path or (command ~= "show" and command ~= "html") then
+    io.stderr:write(USAGE, "\n")
+    return 2
+  end
+  if command == "show" then return show(path, args[3] == "--full") end
+  local out = args[3] == "-o" and args[4] or nil
+  return html(path, out)
+end
+
+return cli
