@@ -277,7 +277,7 @@ t.test("an error event inside an Anthropic stream", function()
   local q = fake.queue("sterr")
   fake.script(q, {{text = "starting", stream_error = {type = "overloaded_error", message = "Overloaded"}}})
   local _, err = new_model("anthropic", q, {retry = retry.none}):complete{messages = {USER}, stream = true}
-  t.eq(err.kind, "server"); t.match(err.message, "Overloaded")
+  t.eq(err.kind, "server", err.message); t.match(err.message, "Overloaded")
 end)
 
 t.test("while one task waits out a backoff, another task's call completes", function()
