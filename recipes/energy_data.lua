@@ -13,6 +13,7 @@
 -- a half-day surge, or a chiller fault that raises the cooling load.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
+local dates = require "luagent.dates"
 
 local data = {}
 
@@ -34,14 +35,6 @@ local function generator(seed)
   end
   function rng.int(lo, hi) return lo + math.floor(rng.uniform() * (hi - lo + 1)) end
   return rng
-end
-
-local function days_from_civil(y, m, d)
-  y = m <= 2 and y - 1 or y
-  local era = (y >= 0 and y or y - 399) // 400
-  local yoe = y - era * 400
-  local doy = (153 * (m + (m > 2 and -3 or 9)) + 2) // 5 + d - 1
-  return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
 end
 
 local function stamp(epoch) return os.date("!%Y-%m-%d %H:%M", epoch) end
@@ -67,7 +60,7 @@ function data.generate(opts)
   local dir = assert(opts.dir, "energy_data.generate: dir is required")
   assert(fs.mkdir(dir))
   local rng = generator(seed)
-  local start = days_from_civil(2024, 3, 4) * 86400 -- a Monday
+  local start = dates.days_from_civil(2024, 3, 4) * 86400 -- a Monday
   local hours = days * 24
   local kind = opts.kind or ANOMALIES[rng.int(1, #ANOMALIES)]
   local length = kind == "surge" and rng.int(8, 14) or rng.int(60, 100)

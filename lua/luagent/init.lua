@@ -28,7 +28,7 @@ end
 local LAZY = {
   http = true, json = true, yaml = true, fs = true, sys = true, docker = true, tar = true,
   retry = true, model = true, sandbox = true, agent = true, tools = true, trace = true,
-  manifest = true, outputs = true, events = true,
+  manifest = true, outputs = true, events = true, dates = true,
 }
 
 setmetatable(luagent, {

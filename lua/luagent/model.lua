@@ -80,33 +80,8 @@ local function kind_for_status(status, code)
   return "bad_request"
 end
 
--- Days since 1970-01-01 of a civil date (proleptic Gregorian).
-local function days_from_civil(y, m, d)
-  y = m <= 2 and y - 1 or y
-  local era = (y >= 0 and y or y - 399) // 400
-  local yoe = y - era * 400
-  local doy = (153 * (m + (m > 2 and -3 or 9)) + 2) // 5 + d - 1
-  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-  return era * 146097 + doe - 719468
-end
-
-local MONTHS = {Jan = 1, Feb = 2, Mar = 3, Apr = 4, May = 5, Jun = 6, Jul = 7, Aug = 8, Sep = 9, Oct = 10, Nov = 11, Dec = 12}
-
 -- Seconds since the epoch of an HTTP date or an RFC 3339 time, or nil.
-function model.parse_time(text)
-  if type(text) ~= "string" then return nil end
-  local d, mon, y, hh, mm, ss = text:match("^%a+, (%d+) (%a+) (%d+) (%d+):(%d+):(%d+) GMT$")
-  if d and MONTHS[mon] then
-    return days_from_civil(tonumber(y), MONTHS[mon], tonumber(d)) * 86400 + hh * 3600 + mm * 60 + ss
-  end
-  local Y, M, D, h, mi, s, frac, zone = text:match("^(%d+)-(%d+)-(%d+)[T ](%d+):(%d+):(%d+)(%.?%d*)(.*)$")
-  if not Y then return nil end
-  local t = days_from_civil(tonumber(Y), tonumber(M), tonumber(D)) * 86400 + h * 3600 + mi * 60 + s
-  t = t + (tonumber("0" .. frac) or 0)
-  local sign, zh, zm = zone:match("^([+-])(%d%d):?(%d%d)$")
-  if sign then t = t - (sign == "+" and 1 or -1) * (zh * 3600 + zm * 60) end
-  return t
-end
+model.parse_time = require("luagent.dates").parse
 
 -- "1s", "6m0s", "20ms", "1h2m3.5s" -> seconds
 local function parse_duration(text)
@@ -166,6 +141,13 @@ local function transport_error(m, err)
   if type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
   local kind = (type(err) == "table" and err.kind == "timeout") and "timeout" or "network"
   return model_error(m, kind, type(err) == "table" and err.message or tostring(err))
+end
+
+-- A stream event's JSON data, or nil and the failure that ends the stream.
+function model.decode_event(ev)
+  local data, err = json.decode(ev.data)
+  if type(data) == "table" then return data end
+  return nil, {kind = "bad_response", message = "a stream event is not valid JSON: " .. (err and err.message or ev.data)}
 end
 
 -- ---- messages ----

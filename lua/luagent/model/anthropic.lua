@@ -154,9 +154,9 @@ local ERROR_KINDS = {overloaded_error = "server", api_error = "server", rate_lim
                      authentication_error = "auth", permission_error = "auth", invalid_request_error = "bad_request"}
 
 function Stream:event(ev)
-  local data, err = json.decode(ev.data)
-  if type(data) ~= "table" then
-    self.failure = {kind = "bad_response", message = "a stream event is not valid JSON: " .. (err and err.message or ev.data)}
+  local data, failure = model.decode_event(ev)
+  if not data then
+    self.failure = failure
     return false
   end
   local kind = data.type or ev.event

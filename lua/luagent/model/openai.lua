@@ -159,9 +159,9 @@ function Stream:event(ev)
     self.done = true
     return true
   end
-  local chunk, err = json.decode(ev.data)
-  if type(chunk) ~= "table" then
-    self.failure = {kind = "bad_response", message = "a stream event is not valid JSON: " .. (err and err.message or ev.data)}
+  local chunk, failure = model.decode_event(ev)
+  if not chunk then
+    self.failure = failure
     return false
   end
   if type(chunk.error) == "table" then

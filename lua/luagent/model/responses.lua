@@ -13,13 +13,9 @@ local wire = {
   default_model = "gpt-4o-mini",
 }
 
-function wire.needs_key(base_url)
-  return base_url:find("api.openai.com", 1, true) ~= nil
-end
-
-function wire.headers(m)
-  return m.api_key and {authorization = "Bearer " .. m.api_key} or {}
-end
+-- the same keys and authentication as Chat Completions
+local chat = require "luagent.model.openai"
+wire.needs_key, wire.headers = chat.needs_key, chat.headers
 
 local function image_part(part)
   return {type = "input_image", image_url = ("data:%s;base64,%s"):format(part.media_type, part.data)}
@@ -149,9 +145,9 @@ local ERROR_KINDS = {rate_limit_exceeded = "rate_limit", server_error = "server"
                      insufficient_quota = "quota"}
 
 function Stream:event(ev)
-  local data, err = json.decode(ev.data)
-  if type(data) ~= "table" then
-    self.failure = {kind = "bad_response", message = "a stream event is not valid JSON: " .. (err and err.message or ev.data)}
+  local data, failure = model.decode_event(ev)
+  if not data then
+    self.failure = failure
     return false
   end
   local kind = data.type or ev.event
