@@ -65,6 +65,15 @@ for spec in night_hvac:11 chiller_fault:23 surge:5; do
     check_energy_run "$run" "$TMP/data-$kind/building_energy.truth.json"
 done
 
+base=$("$LUAGENT" run -q tests/e2e/script_fake.lua -- "energy-$$" energy)
+run_luagent run recipes/energy_anomaly.lua -q --set model.provider=openai --set "model.base_url=$base" \
+  --set model.model=gpt-4o-mini
+run=$(latest_run energy_anomaly)
+check "driven by a model over the OpenAI wire format (the fake provider), the recipe produces the same artifacts" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && ! grep -q 'SCRIPTED' $TMP/stdout && grep -q 'The anomaly is in the report.' $TMP/stdout &&
+  grep -q '\"provider\":\"openai\"' $run/trace.jsonl"
+check "... and its anomalies overlap the injected event" check_energy_run "$run" "$run/input/building_energy.truth.json"
+
 run_luagent run recipes/energy_anomaly.lua -q --set input=$TMP/nope.csv
 check "a missing input file is one clear error naming the manifest entry and the path" sh -c "
   [ \"\$(cat $TMP/status)\" = 1 ] && grep -q 'input/building_energy.csv' $TMP/stderr && grep -q 'nope.csv' $TMP/stderr"
