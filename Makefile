@@ -13,7 +13,7 @@ PKGS      := lua5.4 lua5.4-cjson yaml-0.1
 # libcurl is loaded at first use (src/curl_lazy.c): only its headers are built against
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl)
 BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libyaml-dev pkg-config
-RUN_DEPS  := python3 docker.io debootstrap tar lua-check curl
+RUN_DEPS  := python3 docker.io debootstrap tar lua-check curl valgrind
 DEPS      := $(BUILD_DEPS) $(RUN_DEPS) lua5.4
 
 # pkg-config runs when a recipe needs it, after `deps` may have installed it
