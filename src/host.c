@@ -195,6 +195,7 @@ static void on_signal(int sig) {
   if (!h) _exit(128 + sig);
   if (h->interrupted) _exit(128 + sig); /* a second Ctrl-C: stop at once */
   h->interrupted = sig;
+  alarm(30); /* the last resort, should cleanup itself hang: SIGALRM ends the process */
   /* Lua code running right now (not waiting in the loop) stops at its next
    * instruction; waiting tasks are cancelled by the scheduler. */
   lua_State *co = h->in_loop ? NULL : tasks_running_thread(h);

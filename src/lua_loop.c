@@ -149,6 +149,7 @@ static void finish_task(host *h, task *t, int nres) {
   lua_State *L = h->L;
   lua_State *co = t->co;
   int ok = nres > 0 && lua_toboolean(co, -nres);
+  luaL_checkstack(L, nres + 3, "too many results from a task");
   push_handle(L, t);
   int handle = lua_gettop(L);
   lua_createtable(L, nres, 1);
@@ -359,6 +360,7 @@ void tasks_spawn(lua_State *L, int nargs) {
   lua_pushvalue(L, -1);
   t->ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_insert(L, fn); /* handle below the function */
+  if (!lua_checkstack(t->co, nargs + 2)) luaL_error(L, "too many arguments for a task");
   lua_pushcfunction(t->co, task_body);
   lua_xmove(L, t->co, nargs + 1);
   t->nstart = nargs + 1;

@@ -106,6 +106,13 @@ t.test("tasks waiting on each other are reported as a deadlock, not a hang", fun
   t.match(tostring(err.kind or err), "deadlock")
 end)
 
+t.test("a task takes and returns hundreds of values", function()
+  local task = luagent.spawn(function(...) return select("#", ...), table.unpack({}, 1, 300) end,
+                             table.unpack({}, 1, 250))
+  local results = table.pack(task:wait())
+  t.eq(results.n, 301); t.eq(results[1], 250)
+end)
+
 t.test("yield lets other ready tasks run", function()
   local order = {}
   local x = luagent.spawn(function() order[#order + 1] = "x1"; luagent.yield(); order[#order + 1] = "x2" end)
