@@ -294,8 +294,10 @@ class Runner:
             kill_tree(cmd.token, cmd.proc.pid)
         elif self.kernel and self.kernel.current == ident:
             self.kernel.kill()
-        else:
+        elif any(q[0] == ident for q in self.python_queue):
+            # never started: it still ends, so the host is not left waiting
             self.python_queue = [q for q in self.python_queue if q[0] != ident]
+            emit_exit(ident, 137, "k")
 
     # ---- the Python kernel ----
 

@@ -15,8 +15,9 @@
  *   docker.put_archive(opts) -> true | nil, err   opts.entries (see luagent.tar),
  *       opts.uid/gid own the files; streamed with an exact Content-Length
  *   docker.get_archive(opts) -> report | nil, err  extracts safely into opts.dest
- *       (opts.strip as in tar.extract)
+ *       (opts.strip, max_bytes, max_entries as in tar.extract)
  *   docker.save_archive(opts) -> bytes | nil, err  the raw tar into opts.path
+ *       (at most opts.max_bytes; written to a temporary file, then renamed)
  *   docker.read_file(opts) -> content | nil, err   the first file of the archive,
  *       at most opts.max_bytes
  *   docker.runner(opts) -> channel | nil, err   a hijacked attach to an exec of
@@ -234,10 +235,14 @@ typedef struct archive_job {
   http_xfer *x;        /* set by the finish step */
   tar_writer *writer;  /* put: the stream being uploaded */
   tar_extract *extract;/* get: safe extraction */
-  int fd;              /* save: the target file */
+  int fd;              /* save: the temporary file */
   long long saved;
+  long long save_limit; /* save: the most it may write (0: no limit) */
+  char *path, *temp;   /* save: where it goes, and where it is written first */
   tar_reader *reader;  /* read_file */
   buf file;
+  size_t entries_seen;
+  int is_folder;
   size_t max_bytes;
   int too_large;
   int sink_failed;
@@ -250,6 +255,10 @@ static int job_gc(lua_State *L) {
   archive_job *j = luaL_checkudata(L, 1, JOB_CLASS);
   if (j->fd >= 0) close(j->fd);
   j->fd = -1;
+  if (j->temp) unlink(j->temp); /* a snapshot that did not finish leaves nothing */
+  free(j->temp);
+  free(j->path);
+  j->temp = j->path = NULL;
   buf_free(&j->file);
   tar_reader_free(j->reader);
   j->reader = NULL;
@@ -275,6 +284,11 @@ static size_t extract_sink(void *ctx, const char *data, size_t n) {
 
 static size_t save_sink(void *ctx, const char *data, size_t n) {
   archive_job *j = ctx;
+  if (j->save_limit && j->saved + (long long)n > j->save_limit) {
+    snprintf(j->sink_error, sizeof j->sink_error, "the archive is larger than the limit of %lld bytes", j->save_limit);
+    j->sink_failed = 1;
+    return 0;
+  }
   for (size_t done = 0; done < n;) {
     ssize_t w = write(j->fd, data + done, n - done);
     if (w < 0 && errno == EINTR) continue;
@@ -296,9 +310,12 @@ static size_t read_file_sink(void *ctx, const char *data, size_t n) {
   return 0;
 }
 
+/* The archive of one file holds that file first; a folder's starts with the
+ * folder itself, and then no file in it is the answer. */
 static int first_file_entry(void *ctx, const tar_entry_info *e) {
   archive_job *j = ctx;
-  if (e->type != '0' || j->file.data) return 1; /* only the first regular file */
+  if (j->entries_seen++ == 0 && e->type == '5') j->is_folder = 1;
+  if (j->is_folder || e->type != '0' || j->file.data) return 1; /* only the first regular file */
   buf_append(&j->file, "", 0);
   return 0;
 }
@@ -317,11 +334,13 @@ static int no_entry_end(void *ctx) {
   return 0;
 }
 
-/* The engine refused, or the transfer broke: pushes nil, err; returns 2. */
+/* The engine refused, or the transfer broke (even after a 200: a cut
+ * archive is not a complete one): pushes nil, err; returns 2. */
 static int engine_failed(lua_State *L, http_xfer *x, archive_job *j) {
   j->x = x;
   if (j->sink_failed) return 0; /* the sink knows better what went wrong */
-  if (!is_success(http_status(x)) || (http_failed(x) && !http_status(x))) return push_engine_failure(L, x);
+  if (!is_success(http_status(x))) return push_engine_failure(L, x);
+  if (http_failed(x)) return lhttp_push_failure(L, x);
   return 0;
 }
 
@@ -345,14 +364,30 @@ static int get_finish(lua_State *L, http_xfer *x, void *ud) {
   return 1;
 }
 
+/* A snapshot that failed leaves nothing behind, now (not when collected). */
+static void discard_temp(archive_job *j) {
+  if (j->fd >= 0) close(j->fd);
+  j->fd = -1;
+  if (j->temp) unlink(j->temp);
+  free(j->temp);
+  j->temp = NULL;
+}
+
 static int save_finish(lua_State *L, http_xfer *x, void *ud) {
   archive_job *j = ud;
   int n = engine_failed(L, x, j);
+  if (n || j->sink_failed) discard_temp(j);
   if (n) return n;
   if (j->sink_failed) return luagent_fail(L, "io", "cannot write the archive: %s", j->sink_error);
   int rc = close(j->fd);
   j->fd = -1;
-  if (rc != 0) return luagent_fail(L, "io", "cannot write the archive: %s", strerror(errno));
+  if (rc != 0 || rename(j->temp, j->path) != 0) {
+    int saved = errno;
+    discard_temp(j);
+    return luagent_fail(L, "io", "cannot write the archive %s: %s", j->path, strerror(saved));
+  }
+  free(j->temp);
+  j->temp = NULL;
   lua_pushinteger(L, (lua_Integer)j->saved);
   return 1;
 }
@@ -364,6 +399,7 @@ static int read_finish(lua_State *L, http_xfer *x, void *ud) {
   if (j->too_large) return luagent_fail(L, "too_large", "the file is larger than %zu bytes", j->max_bytes);
   if (j->sink_failed || tar_reader_finish(j->reader) != 0)
     return luagent_fail(L, "tar", "bad archive from the engine: %s", tar_reader_error(j->reader));
+  if (j->is_folder) return luagent_fail(L, "not_a_file", "it is a folder, not a file");
   if (!j->file.data) return luagent_fail(L, "not_a_file", "not a regular file");
   lua_pushlstring(L, j->file.data, j->file.len);
   return 1;
@@ -403,7 +439,7 @@ static int l_get_archive(lua_State *L) {
   lua_settop(L, 1);
   const char *dest = opt_string(L, 1, "dest", NULL, NULL);
   luaL_argcheck(L, dest != NULL, 1, "option 'dest' is required");
-  tar_extract *x = ltar_extract_new(L, dest, opt_string(L, 1, "strip", NULL, NULL));
+  tar_extract *x = ltar_extract_new(L, dest, 1);
   if (!x) return 2;
   archive_job *j = new_job(L);
   j->extract = x;
@@ -417,8 +453,19 @@ static int l_save_archive(lua_State *L) {
   const char *path = opt_string(L, 1, "path", NULL, NULL);
   luaL_argcheck(L, path != NULL, 1, "option 'path' is required");
   archive_job *j = new_job(L);
-  j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (j->fd < 0) return luagent_fail(L, "io", "cannot create %s: %s", path, strerror(errno));
+  j->save_limit = (long long)opt_integer(L, 1, "max_bytes", 0);
+  /* written beside the target and renamed at the end: a broken transfer
+   * never replaces a good snapshot with half of one */
+  j->path = strdup(path);
+  j->temp = malloc(strlen(path) + 16);
+  if (!j->path || !j->temp) return luaL_error(L, "out of memory");
+  sprintf(j->temp, "%s.tmp-XXXXXX", path);
+  j->fd = mkstemp(j->temp);
+  if (j->fd < 0) {
+    free(j->temp);
+    j->temp = NULL;
+    return luagent_fail(L, "io", "cannot create %s: %s", path, strerror(errno));
+  }
   return get_with_sink(L, j, save_sink, save_finish);
 }
 

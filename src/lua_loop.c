@@ -559,6 +559,20 @@ int task_failure(lua_State *L, int idx) {
   return 1;
 }
 
+/* A task stopped by cancellation (Ctrl-C, its main task failing) is not news. */
+static int failed_by_cancel(lua_State *L, int handle) {
+  lua_getiuservalue(L, handle, UV_RESULT);
+  lua_rawgeti(L, -1, 2);
+  int cancelled = 0;
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "kind");
+    cancelled = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "cancelled") == 0;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return cancelled;
+}
+
 int tasks_report_unobserved(host *h) {
   lua_State *L = h->L;
   int count = 0;
@@ -567,7 +581,7 @@ int tasks_report_unobserved(host *h) {
   while (lua_next(L, -2)) {
     lua_pop(L, 1);
     task *t = check_task(L, -1);
-    if (!t->observed) {
+    if (!t->observed && !failed_by_cancel(L, lua_gettop(L))) {
       fprintf(stderr, "luagent: task %u failed and nobody waited for it:\n%s\n", t->id,
               t->traceback ? t->traceback : "(no traceback)");
       count++;

@@ -3,7 +3,7 @@
  *   tar.write(tar_path, entries [, {uid, gid}]) -> bytes | nil, err
  *       entries: {name, file = host_path} | {name, data [, mode]} | {name, dir = true}
  *                | {name, symlink = target}; parent directories are added
- *   tar.extract(tar_path, dest [, {strip = "prefix"}]) -> report | nil, err
+ *   tar.extract(tar_path, dest [, {strip = "prefix", max_bytes, max_entries}]) -> report | nil, err
  *       report = {files = {{path, size}...}, refused = {{name, reason}...}, bytes}
  *       Absolute names, "..", links leaving dest, devices and fifos are refused
  *       (and listed); nothing is ever written outside dest. */
@@ -109,7 +109,10 @@ void ltar_push_report(lua_State *L, const tar_extract *x) {
   lua_setfield(L, -2, "bytes");
 }
 
-tar_extract *ltar_extract_new(lua_State *L, const char *dest, const char *strip) {
+tar_extract *ltar_extract_new(lua_State *L, const char *dest, int opts) {
+  const char *strip = opts ? opt_string(L, opts, "strip", NULL, NULL) : NULL;
+  long long max_bytes = opts ? (long long)opt_integer(L, opts, "max_bytes", 0) : 0;
+  size_t max_entries = opts ? (size_t)opt_integer(L, opts, "max_entries", 0) : 0;
   extract_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->x = NULL;
   luaL_setmetatable(L, EXTRACT_CLASS);
@@ -119,6 +122,7 @@ tar_extract *ltar_extract_new(lua_State *L, const char *dest, const char *strip)
     luagent_fail(L, "io", "%s", err);
     return NULL;
   }
+  tar_extract_set_limits(b->x, max_bytes, max_entries);
   return b->x;
 }
 
@@ -166,10 +170,10 @@ static int l_write(lua_State *L) {
 static int l_extract(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   const char *dest = luaL_checkstring(L, 2);
-  const char *strip = lua_istable(L, 3) ? opt_string(L, 3, "strip", NULL, NULL) : NULL;
+  int opts = lua_istable(L, 3) ? 3 : 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return luagent_fail(L, errno == ENOENT ? "not_found" : "io", "cannot open %s: %s", path, strerror(errno));
-  tar_extract *x = ltar_extract_new(L, dest, strip);
+  tar_extract *x = ltar_extract_new(L, dest, opts);
   if (!x) {
     close(fd);
     return 2;

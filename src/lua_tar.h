@@ -14,9 +14,10 @@
 tar_writer *ltar_writer_from_entries(lua_State *L, int idx, unsigned uid, unsigned gid);
 /* Pushes {files = {{path, size}...}, refused = {{name, reason}...}, bytes}. */
 void ltar_push_report(lua_State *L, const tar_extract *x);
-/* Creates a tar_extract owned by a userdata pushed on the stack; on failure
- * pushes nil, err and returns NULL. */
-tar_extract *ltar_extract_new(lua_State *L, const char *dest, const char *strip);
+/* Creates a tar_extract owned by a userdata pushed on the stack, with strip,
+ * max_bytes and max_entries read from the options table at opts (0: none);
+ * on failure pushes nil, err and returns NULL. */
+tar_extract *ltar_extract_new(lua_State *L, const char *dest, int opts);
 
 int luaopen_luagent_tar(lua_State *L);
 

@@ -933,6 +933,9 @@ struct tar_extract {
   refusal *refused;
   size_t nrefused, refused_cap;
   long long bytes;
+  long long max_bytes;  /* 0: no limit */
+  size_t max_entries;   /* 0: no limit */
+  size_t entries;
   char err[1024];
 };
 
@@ -1214,10 +1217,20 @@ static int extract_entry(tar_extract *x, const tar_entry_info *e, const char *re
   }
 }
 
+/* A sandbox can make a terabyte sparse file for free: the sizes the headers
+ * declare are checked against the limits before anything is written. */
+static const char *over_limit(tar_extract *x, const tar_entry_info *e) {
+  if (x->max_entries && ++x->entries > x->max_entries) return "more entries than the extraction limit allows";
+  if (x->max_bytes && e->type == '0' && x->bytes + e->size > x->max_bytes)
+    return "larger than what the extraction limit still allows";
+  return NULL;
+}
+
 static int on_entry(void *ctx, const tar_entry_info *e) {
   tar_extract *x = ctx;
   buf rel = BUF_INIT;
-  const char *reason = normalize_name(e->name, &rel);
+  const char *reason = over_limit(x, e);
+  if (!reason) reason = normalize_name(e->name, &rel);
   int answer = 1;
   if (!reason) {
     apply_strip(x, &rel, e->type);
@@ -1245,7 +1258,13 @@ static int on_data(void *ctx, const char *data, size_t n) {
   if (write_all(x->fd, data, n) != 0) return extract_fail(x, "cannot write", x->cur_path);
   x->cur_written += (long long)n;
   x->bytes += (long long)n;
+  if (x->max_bytes && x->bytes > x->max_bytes) return extract_fail(x, "over the extraction limit:", x->cur_path);
   return 0;
+}
+
+void tar_extract_set_limits(tar_extract *x, long long max_bytes, size_t max_entries) {
+  x->max_bytes = max_bytes;
+  x->max_entries = max_entries;
 }
 
 static void drop_current(tar_extract *x) {

@@ -97,6 +97,9 @@ typedef struct tar_extract tar_extract;
  * its name. Entries not under strip keep their own name. Returns NULL with a
  * message in err when dest_dir cannot be created or opened. */
 tar_extract *tar_extract_new(const char *dest_dir, const char *strip, char *err, size_t errlen);
+/* Caps what one extraction may write: bytes of file data and entries (0: no
+ * limit). An entry over a cap is refused, and the rest go on. */
+void tar_extract_set_limits(tar_extract *x, long long max_bytes, size_t max_entries);
 /* Extracts n more bytes of the archive; file data is streamed straight to
  * disk. Returns 0, or -1 on a fatal error (I/O error, bad header); refused
  * entries are not fatal. */

@@ -114,6 +114,9 @@ local function parse_settings(raw)
       node = node[parts[i]]
     end
     node[parts[#parts]] = value
+    if type(value) == "string" and require("luagent.secrets").is_credential_name(parts[#parts]) then
+      require("luagent.secrets").add(value, "--set " .. key)
+    end
   end
   return settings
 end

@@ -219,7 +219,14 @@ end
 
 -- Decodes a tool call's arguments; keeps the text and the reason when they
 -- are not a JSON object (the agent shows the model its mistake).
+local made_up_ids = 0
+
 function model.tool_call(id, name, arguments_json)
+  if type(id) ~= "string" or id == "" then
+    -- some compatible servers send none; the transcript needs one to pair results
+    made_up_ids = made_up_ids + 1
+    id = ("call_luagent_%d"):format(made_up_ids)
+  end
   local call = {id = id, name = name, arguments_json = arguments_json}
   local text = arguments_json
   if text == nil or text:match("^%s*$") then text = "{}" end
@@ -277,7 +284,13 @@ function Model:_attempt(req, attempt)
         stream = req.stream or false, body = body, url = request.url})
   local result, err
   if req.stream then
-    local assembler = self.wire.stream(self, req)
+    local shown = 0
+    local user_on_delta = req.on_delta
+    local sreq = setmetatable({on_delta = function(d)
+      shown = shown + 1
+      if user_on_delta then user_on_delta(d) end
+    end}, {__index = req})
+    local assembler = self.wire.stream(self, sreq)
     local on_chunk, parser = http.sse(function(ev) return assembler:event(ev) end)
     request.on_chunk = on_chunk
     request.idle_timeout = self.idle_timeout
@@ -298,6 +311,11 @@ function Model:_attempt(req, attempt)
       local why
       result, why = assembler:finish(parser:pending())
       if not result then err = model_error(self, why.kind or "bad_response", why.message, why) end
+    end
+    if err and shown > 0 and err.kind ~= "bad_response" then
+      -- part of the answer was already handed to on_delta: a retry would show it twice
+      err.message = err.message .. " (after part of the answer was streamed)"
+      err.retry_after, err.kind = nil, "bad_response"
     end
   else
     local res, terr = model.transport(request)
@@ -371,7 +389,8 @@ function model.new(wire, opts)
   if key == "" then key = nil end
   local base_url = opts.base_url or (wire.base_url_env and os.getenv(wire.base_url_env)) or wire.default_base_url
   base_url = base_url:gsub("/+$", "")
-  if not key and wire.needs_key(base_url) then
+  local replaying = package.loaded["luagent.host"] and package.loaded["luagent.host"].replay
+  if not key and wire.needs_key(base_url) and not replaying then
     error(("model.%s: no API key: set %s or pass api_key (a local server: pass base_url)"):format(wire.name, wire.key_env), 3)
   end
   secrets.add(key, wire.key_env or "api_key")
@@ -396,7 +415,10 @@ function model.anthropic(opts) return model.new(require("luagent.model.anthropic
 local PROVIDERS = {openai = model.openai, openai_responses = model.openai_responses, anthropic = model.anthropic}
 
 -- Which provider the environment points at: "openai", "anthropic" or nil.
+-- When replaying, the provider the recording was made with.
 function model.detect()
+  local host = package.loaded["luagent.host"]
+  if host and host.replay then return require("luagent.trace").recorded_provider(host.replay) end
   if os.getenv("OPENAI_API_KEY") or os.getenv("OPENAI_BASE_URL") then return "openai" end
   if os.getenv("ANTHROPIC_API_KEY") then return "anthropic" end
   return nil

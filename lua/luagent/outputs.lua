@@ -20,6 +20,7 @@ end
 
 function outputs.collect(box, workspace_dir, host_dir, opts)
   opts = opts or {}
+  box.saved = true -- closing the box need not save them again
   local extracted, err = box:extract(workspace_dir, host_dir)
   local files, refused = {}, {}
   if extracted then

@@ -3,8 +3,9 @@
 -- models (`prices: {my-model: {input: 1, cached: 0.1, output: 2}}`); a model
 -- that is not here has cost nil, never a wrong number.
 --
--- Names match exactly, or by the longest prefix followed by "-", so
--- "gpt-4o-2024-08-06" is priced as "gpt-4o" but "gpt-4o-mini" as itself.
+-- Names match exactly, or once a date or "-latest" is taken off the end
+-- ("gpt-4o-2024-08-06" is priced as "gpt-4o", "claude-3-5-haiku-20241022"
+-- as "claude-3-5-haiku"). Nothing else is guessed: "o3-pro" is not "o3".
 local prices = {}
 
 prices.table = {
@@ -17,6 +18,7 @@ prices.table = {
   ["gpt-4o"] = {input = 2.50, cached = 1.25, output = 10.00},
   ["gpt-4o-mini"] = {input = 0.15, cached = 0.075, output = 0.60},
   ["o3"] = {input = 2.00, cached = 0.50, output = 8.00},
+  ["o3-mini"] = {input = 1.10, cached = 0.55, output = 4.40},
   ["o4-mini"] = {input = 1.10, cached = 0.275, output = 4.40},
   ["claude-opus-4-1"] = {input = 15.00, cached = 1.50, cache_write = 18.75, output = 75.00},
   ["claude-opus-4"] = {input = 15.00, cached = 1.50, cache_write = 18.75, output = 75.00},
@@ -28,18 +30,20 @@ prices.table = {
   ["claude-3-5-haiku"] = {input = 0.80, cached = 0.08, cache_write = 1.00, output = 4.00},
 }
 
+local SNAPSHOT_SUFFIXES = {"%-%d%d%d%d%-%d%d%-%d%d$", "%-%d%d%d%d%d%d%d%d$", "%-latest$"}
+
 -- The price entry for a model name, from `overrides` first, then the table.
 function prices.lookup(name, overrides)
   if type(name) ~= "string" then return nil end
-  for _, t in ipairs({overrides or {}, prices.table}) do
-    if t[name] then return t[name] end
+  local candidates = {name}
+  for _, suffix in ipairs(SNAPSHOT_SUFFIXES) do
+    local base = name:gsub(suffix, "")
+    if base ~= name then candidates[#candidates + 1] = base end
   end
-  local best, best_len
-  for _, t in ipairs({overrides or {}, prices.table}) do
-    for key, entry in pairs(t) do
-      if #key > (best_len or 0) and name:sub(1, #key + 1) == key .. "-" then best, best_len = entry, #key end
+  for _, candidate in ipairs(candidates) do
+    for _, t in ipairs({overrides or {}, prices.table}) do
+      if t[candidate] then return t[candidate] end
     end
-    if best then return best end
   end
   return nil
 end

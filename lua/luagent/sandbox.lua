@@ -48,6 +48,9 @@ sandbox.defaults = {
   image = sandbox.IMAGE, memory = "512m", cpus = 1, pids = 256, network = false,
   user = "1000:1000", workdir = sandbox.WORKSPACE, tmp_size = "256m",
   timeout = 120, max_output = 1024 * 1024, runner = true,
+  -- what extract() and snapshot() may write on the host: a sandbox can make
+  -- a terabyte sparse file for free
+  max_extract = 2 * 1024 ^ 3, max_extract_entries = 20000,
 }
 
 -- Kills every process of one exec: each carries LUAGENT_EXEC=<token> in its
@@ -177,19 +180,28 @@ local function check(cond, fmt, ...)
   if not cond then error("sandbox.open: " .. fmt:format(...), 3) end
 end
 
--- Host secrets never enter a sandbox, even by mistake in `env`.
-local function secret_values()
-  local out = {}
-  for _, name in ipairs({"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY",
-                         "GOOGLE_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "HF_TOKEN", "GITHUB_TOKEN"}) do
-    local v = sys.getenv(name)
-    if v and #v >= 8 then out[v] = name end
+-- Host secrets never enter a sandbox: not through env, staged text, put,
+-- stdin, nor a command (every key luagent knows: the environment's, the
+-- models', credential-like settings).
+local secrets = require "luagent.secrets"
+
+local function refuse_secret(text, what, level)
+  local name = secrets.find(text)
+  if name then
+    error(("sandbox: %s carries the value of %s; API keys never enter a sandbox"):format(what, name), level + 1)
   end
-  return out
+end
+
+-- For text a model wrote (commands, code): an error value it can read.
+local function secret_error(text, what)
+  local name = secrets.find(text)
+  if not name then return nil end
+  return {kind = "refused", message = ("refused: the %s contains the value of %s, and API keys never enter the "
+    .. "sandbox"):format(what, name)}
 end
 
 local function env_list(env, what)
-  local list, secrets = {}, secret_values()
+  local list = {}
   local keys = {}
   for k in pairs(env or {}) do keys[#keys + 1] = k end
   table.sort(keys)
@@ -198,9 +210,7 @@ local function env_list(env, what)
     check(type(k) == "string" and k:match("^[%a_][%w_]*$"), "%s key %s is not a variable name", what, tostring(k))
     check(type(v) == "string" or type(v) == "number" or type(v) == "boolean", "%s.%s must be a string", what, k)
     v = tostring(v)
-    if secrets[v] then
-      error(("sandbox: %s.%s carries the value of %s; API keys never enter a sandbox"):format(what, k, secrets[v]), 4)
-    end
+    refuse_secret(v, what .. "." .. k, 4)
     list[#list + 1] = k .. "=" .. v
   end
   return list
@@ -258,6 +268,9 @@ function sandbox.open(opts)
   local o = settings(opts)
   local entries, err = manifest.entries(opts.manifest)
   if not entries then return nil, err end
+  for _, e in ipairs(entries) do
+    if e.data then refuse_secret(e.data, "manifest entry '" .. e.name .. "'", 2) end
+  end
   if opts.restore and not fs.exists(opts.restore) then
     return nil, {kind = "not_found", message = "sandbox.open: restore file " .. opts.restore .. " does not exist"}
   end
@@ -275,7 +288,8 @@ function sandbox.open(opts)
   local volume = "luagent-" .. session .. "-workspace"
   local box = setmetatable({
     session = session, client = client, image = o.image, workdir = o.workdir, volume = volume, memory = o.memory,
-    timeout = o.timeout, max_output = o.max_output, user = o.user,
+    timeout = o.timeout, max_output = o.max_output, user = o.user, max_extract = o.max_extract,
+    max_extract_entries = o.max_extract_entries, save = o.save,
     uid = tonumber(o.user:match("^(%d+)")) or 0, gid = tonumber(o.user:match(":(%d+)$")) or 0,
     oom_seen = 0, closed = false, next_id = 0, use_runner = o.runner and client.endpoint.unix_socket ~= nil,
     kernel_token = sys.random_hex(8),
@@ -351,6 +365,7 @@ function Box:put(path, data, opts)
   check_open(self)
   local name = workspace_name(path)
   assert(type(data) == "string", "box:put(path, data): data must be a string")
+  refuse_secret(data, "box:put " .. path, 2)
   return self:_put_entries({{name = name, data = data, mode = opts and opts.mode}})
 end
 
@@ -368,13 +383,17 @@ function Box:get(path, opts)
   return content, err
 end
 
--- box:extract(workspace_path, host_dir) -> {files, refused, bytes} | nil, err
-function Box:extract(path, host_dir)
+-- box:extract(workspace_path, host_dir [, {max_bytes, max_entries}]) -> {files, refused, bytes} | nil, err
+-- Entries over the limits (sandbox.open's max_extract, max_extract_entries)
+-- are refused and reported, like links that would leave host_dir.
+function Box:extract(path, host_dir, opts)
   check_open(self)
+  opts = opts or {}
   local name = workspace_name(path)
   local strip = name == "" and "workspace" or name:match("([^/]+)$")
   local report, err = docker.get_archive(self:_archive_options(full_path(name),
-    {dest = host_dir, strip = strip, timeout = 3600}))
+    {dest = host_dir, strip = strip, timeout = 3600, max_bytes = opts.max_bytes or self.max_extract,
+     max_entries = opts.max_entries or self.max_extract_entries}))
   if not report and err.kind == "not_found" then err.message = "no such path in the workspace: " .. name end
   return report, err
 end
@@ -382,7 +401,8 @@ end
 -- box:snapshot(host_tar) -> bytes | nil, err   the whole workspace as a tar
 function Box:snapshot(host_tar)
   check_open(self)
-  return docker.save_archive(self:_archive_options(sandbox.WORKSPACE, {path = host_tar, timeout = 3600}))
+  return docker.save_archive(self:_archive_options(sandbox.WORKSPACE,
+    {path = host_tar, timeout = 3600, max_bytes = self.max_extract}))
 end
 
 -- Restores a snapshot: extracted safely on the host first (refusing what
@@ -391,7 +411,8 @@ function Box:_restore(host_tar)
   local dir, err = fs.temp_dir("luagent-restore")
   if not dir then return nil, err end
   local report
-  report, err = tar.extract(host_tar, dir, {strip = "workspace"})
+  report, err = tar.extract(host_tar, dir, {strip = "workspace", max_bytes = self.max_extract,
+                                            max_entries = self.max_extract_entries})
   local ok = report ~= nil
   if ok then
     self.restored = report
@@ -433,6 +454,7 @@ end
 -- Restarts the container: kills every process in it; the workspace volume stays.
 function Box:_restart()
   local ok, err = self.client:call("POST", "/containers/" .. self.container .. "/restart", nil, {query = {t = 0}})
+  self.python_lost = true
   if ok then
     local counter = self:_oom_counter()
     self.oom_seen = counter or 0
@@ -493,6 +515,8 @@ function Box:_channel()
         self.use_runner = false -- e.g. no python3 in the image: one Docker exec per command
         self.runner_error = err
       end
+      -- a runner started after another one died has a fresh interpreter
+      if self.channel then self.python_lost = true end
       self.channel = ch
     end)
   end
@@ -577,6 +601,8 @@ function Box:_exec(cmd, opts)
   opts = opts or {}
   local argv = exec_argv(cmd)
   env_list(opts.env, "exec env") -- refuses host secrets
+  local refused = secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
+  if refused then return nil, refused end
   local started = loop.now()
   local ch = self:_channel()
   if ch then
@@ -595,12 +621,22 @@ end
 -- is in stderr), plus state_lost = true when an earlier call was killed
 -- (timeout, OOM) and this one started from a fresh interpreter.
 function Box:python(code, opts)
-  return emit_exec(self, "python", code, self:_python(code, opts))
+  -- one call at a time: each waits for the one before, so its timeout counts
+  -- only its own running time
+  local before = self.python_last
+  local this = loop.spawn(function()
+    if before then before:wait() end
+    return self:_python(code, opts)
+  end)
+  self.python_last = this
+  return emit_exec(self, "python", code, this:wait())
 end
 
 function Box:_python(code, opts)
   check_open(self)
   assert(type(code) == "string", "box:python(code): code must be a string")
+  local refused = secret_error(code, "code")
+  if refused then return nil, refused end
   opts = opts or {}
   local started = loop.now()
   local ch = self:_channel()
@@ -617,6 +653,10 @@ function Box:_python(code, opts)
   if not r then return nil, err end
   local result = runner_result(r, started, timed_out, restarted)
   result.persistent = true
+  if self.python_lost then
+    result.state_lost, self.python_lost = true, false
+  end
+  if restarted then self.python_lost = true end -- the container restart took the interpreter with it
   return result
 end
 
@@ -672,12 +712,24 @@ end
 -- ---- closing ----
 
 -- box:close() -> true | nil, err   removes the container and its workspace volume
+-- With sandbox.open{save = {from = "output", to = dir, required = {...}}} the
+-- results are brought home here if the recipe did not do it itself, so an
+-- error or Ctrl-C does not lose what the agent already produced. A removal
+-- that fails is kept for close_all to retry, and said on the terminal.
 function Box:close()
-  if self.closed then return true end
-  self.closed = true
-  open_boxes[self.session] = nil
-  if self.channel then self.channel:close() end
+  if self.closed and not self.close_error then return true end
+  if not self.closed then
+    if self.save and not self.saved then
+      local ok, err = pcall(require("luagent.outputs").collect, self, self.save.from, self.save.to,
+                            {required = self.save.required})
+      if not ok then io.stderr:write("luagent: could not save the sandbox's outputs: ", tostring(err), "\n") end
+    end
+    self.closed = true
+    if self.channel then self.channel:close() end
+  end
   local ok, err = remove_session(self.client, self.container, self.session)
+  self.close_error = not ok and err or nil
+  if ok then open_boxes[self.session] = nil end
   events.emit({type = "sandbox_close", session = self.session, error = err and err.message})
   return ok, err
 end

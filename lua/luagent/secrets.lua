@@ -43,9 +43,26 @@ function secrets.redact(text)
   return text
 end
 
--- Header names whose values are credentials, whatever they hold.
+-- The name of the first known secret that `text` contains, or nil.
+function secrets.find(text)
+  if type(text) ~= "string" then return nil end
+  for value, name in pairs(known) do
+    if text:find(value, 1, true) then return name end
+  end
+  return nil
+end
+
+-- Field names whose values are credentials, whatever they hold: headers,
+-- and settings such as model.api_key or a token.
 local CREDENTIAL_HEADERS = {authorization = true, ["x-api-key"] = true, ["api-key"] = true,
                             ["proxy-authorization"] = true}
+
+function secrets.is_credential_name(name)
+  if type(name) ~= "string" then return false end
+  local lower = name:lower()
+  return CREDENTIAL_HEADERS[lower] or lower:find("api_?key") ~= nil or lower:find("token") ~= nil
+    or lower:find("secret") ~= nil or lower:find("password") ~= nil
+end
 
 -- A deep copy with every string redacted and credential headers blanked;
 -- metatables (json arrays) are kept.
@@ -57,7 +74,7 @@ function secrets.redact_value(value, seen)
   local copy = setmetatable({}, getmetatable(value))
   seen[value] = copy
   for k, v in pairs(value) do
-    if type(k) == "string" and CREDENTIAL_HEADERS[k:lower()] then
+    if secrets.is_credential_name(k) and type(v) == "string" then
       copy[k] = "[redacted]"
     else
       copy[k] = secrets.redact_value(v, seen)

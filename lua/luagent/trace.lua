@@ -85,8 +85,13 @@ local function sanitize(v, seen)
   return tostring(v)
 end
 
+-- The event as it may be shown or written: sanitised and redacted.
+function trace.safe(ev)
+  return secrets.redact_value(sanitize(ev))
+end
+
 function trace.encode(ev)
-  return json.encode(secrets.redact_value(sanitize(ev)))
+  return json.encode(trace.safe(ev))
 end
 
 -- ---- the terminal view: one line per step ----
@@ -135,6 +140,9 @@ function trace.describe(ev)
   elseif t == "sandbox_open" then
     return ("sandbox %s ready (%s, %s memory, %s)"):format(ev.session, ev.image, ev.memory,
       ev.network and "network on" or "no network")
+  elseif t == "sandbox_close" and ev.error then
+    return ("sandbox %s could not be removed: %s ('luagent sandbox prune' removes it)"):format(ev.session,
+      first_line(ev.error, 80))
   elseif t == "run_end" then
     return ("run %s %s in %.1fs; trace: %s"):format(ev.run_id, ev.status, ev.duration or 0, ev.trace or "?")
   end
@@ -208,6 +216,24 @@ end
 
 local MISMATCH_MT = {__tostring = function(e) return e.message end}
 
+local ENDPOINT_PROVIDERS = {["/completions"] = "openai", ["/responses"] = "openai_responses",
+                            ["/messages"] = "anthropic"}
+
+-- The provider a recording was made with, from its first exchange.
+function trace.recorded_provider(path)
+  local file = io.open(path, "r")
+  if not file then return nil end
+  for line in file:lines() do
+    local entry = json.decode(line)
+    if type(entry) == "table" and entry.endpoint then
+      file:close()
+      return ENDPOINT_PROVIDERS[entry.endpoint]
+    end
+  end
+  file:close()
+  return nil
+end
+
 -- What a replayed request is compared by: the request with the timings tools
 -- report ("took 1.23 s") blanked, as they differ from run to run.
 function trace.replay_key(body)
@@ -280,14 +306,15 @@ function trace.start(opts)
   events.subscribe(function(ev)
     if closed then return end
     ev.t = loop.now() - state.t0
-    local line = trace.encode(ev)
+    local safe = trace.safe(ev)
+    local line = json.encode(safe)
     file:write(line, "\n")
     file:flush()
     if opts.json then
       io.stdout:write(line, "\n")
       io.stdout:flush()
     elseif not opts.quiet then
-      local text = trace.describe(ev)
+      local text = trace.describe(safe)
       if text then io.stderr:write(text, "\n") end
     end
   end)

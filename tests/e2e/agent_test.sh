@@ -12,10 +12,13 @@ LUA
 
 q=rec-$$
 base=$(script_queue "$q" calculator)
-run_luagent run "$RECIPE" -q --record "$TMP/rec.jsonl" --set "base_url=$base"
+run_luagent run "$RECIPE" -q --record "$TMP/rec.jsonl" --set "base_url=$base" --set "extra.api_key=sk-settings-secret-98765"
 cp "$TMP/stdout" "$TMP/recorded.out"
 check "a recorded run answers through the fake provider and the real sandbox" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'OUTPUT: The answer is 42.' $TMP/stdout && grep -q 'TOOL: exit code 0 (took t) | stdout: | 42' $TMP/stdout"
+run=$(ls -td "$LUAGENT_RUNS_DIR"/*fake_agent_recipe* | head -1)
+check "a credential given with --set is redacted in the trace" sh -c "
+  ! grep -q 'sk-settings-secret-98765' $run/trace.jsonl $TMP/stderr && grep -q 'redacted' $run/trace.jsonl"
 check "the recording holds both model exchanges, without the key" sh -c "
   [ \$(grep -c '\"endpoint\"' $TMP/rec.jsonl) -eq 2 ] && ! grep -q 'sk-fake-key-for-tests' $TMP/rec.jsonl"
 

@@ -67,12 +67,19 @@ done
 
 base=$("$LUAGENT" run -q tests/e2e/script_fake.lua -- "energy-$$" energy)
 run_luagent run recipes/energy_anomaly.lua -q --set model.provider=openai --set "model.base_url=$base" \
-  --set model.model=gpt-4o-mini
+  --record "$TMP/energy.rec"
 run=$(latest_run energy_anomaly)
 check "driven by a model over the OpenAI wire format (the fake provider), the recipe produces the same artifacts" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && ! grep -q 'SCRIPTED' $TMP/stdout && grep -q 'The anomaly is in the report.' $TMP/stdout &&
   grep -q '\"provider\":\"openai\"' $run/trace.jsonl"
 check "... and its anomalies overlap the injected event" check_energy_run "$run" "$run/input/building_energy.truth.json"
+cp "$TMP/stdout" "$TMP/energy-recorded.out"
+env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL "$LUAGENT" run recipes/energy_anomaly.lua -q \
+  --replay "$TMP/energy.rec" > "$TMP/stdout" 2> "$TMP/stderr"; echo $? > "$TMP/status"
+run=$(latest_run energy_anomaly)
+check "replayed with no key and provider auto, the recipe picks the recorded provider and gives the same answer" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'The anomaly is in the report.' $TMP/stdout && ! grep -q SCRIPTED $TMP/stdout"
+check "... and the same artifacts" check_energy_run "$run" "$run/input/building_energy.truth.json"
 
 run_luagent run recipes/energy_anomaly.lua -q --set input=$TMP/nope.csv
 check "a missing input file is one clear error naming the manifest entry and the path" sh -c "

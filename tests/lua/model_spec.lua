@@ -273,11 +273,22 @@ t.test("insufficient_quota is its own kind and is not retried", function()
   t.eq(err.kind, "quota"); t.eq(err.attempts, 1)
 end)
 
-t.test("an error event inside an Anthropic stream", function()
+t.test("an error event inside an Anthropic stream: retried before any text, not after", function()
   local q = fake.queue("sterr")
-  fake.script(q, {{text = "starting", stream_error = {type = "overloaded_error", message = "Overloaded"}}})
-  local _, err = new_model("anthropic", q, {retry = retry.none}):complete{messages = {USER}, stream = true}
-  t.eq(err.kind, "server", err.message); t.match(err.message, "Overloaded")
+  fake.script(q, {{text = "", stream_error = {type = "overloaded_error", message = "Overloaded"}}, {text = "recovered"}})
+  local r = assert(new_model("anthropic", q):complete{messages = {USER}, stream = true})
+  t.eq(r.text, "recovered"); t.eq(r.attempts, 2)
+  local q2 = fake.queue("sterr2")
+  fake.script(q2, {{text = "starting the answer", stream_error = {type = "overloaded_error", message = "Overloaded"}},
+                   {text = "never asked for"}})
+  local shown = {}
+  local _, err = new_model("anthropic", q2):complete{messages = {USER}, stream = true,
+                                                    on_delta = function(d) shown[#shown + 1] = d end}
+  t.eq(err.kind, "bad_response", "part of the answer was shown: a retry would show it twice")
+  t.match(err.message, "Overloaded"); t.match(err.message, "streamed")
+  local text = table.concat(shown)
+  t.ok(#text > 0 and ("starting the answer"):sub(1, #text) == text, "a first part was shown: " .. text)
+  t.eq(#fake.requests(q2), 1)
 end)
 
 t.test("while one task waits out a backoff, another task's call completes", function()
@@ -372,6 +383,23 @@ t.test("the key never shows: not in tostring, not in errors that echo it", funct
   t.no_match(err.message, KEY, "error message")
   t.no_match(err.provider_message, KEY, "provider message")
   t.match(err.message, "%[redacted")
+end)
+
+t.test("an empty assistant turn is left out of the next request", function()
+  for _, provider in ipairs(ORDER) do
+    local q = fake.queue("empty")
+    fake.script(q, {{text = "ok"}})
+    assert(new_model(provider, q):complete{messages = {USER, {role = "assistant"}, {role = "user", content = "go on"}}})
+    local body = only_request(q).body
+    for _, m in ipairs(body.messages or body.input) do
+      t.ok(m.role ~= "assistant", provider .. " sent the empty assistant turn")
+    end
+  end
+end)
+
+t.test("a tool call without an id gets one", function()
+  local call = model.tool_call(nil, "run_python", "{}")
+  t.match(call.id, "^call_luagent_%d+$")
 end)
 
 t.test("model.from picks a provider from settings and the environment", function()

@@ -77,9 +77,12 @@ t.test("prices: exact names, dated snapshots, overrides, unknown models", functi
   local usage = {input_tokens = 1000000, cached_tokens = 200000, output_tokens = 100000}
   t.eq(prices.cost("gpt-4o-mini", usage), 0.8 * 0.15 + 0.2 * 0.075 + 0.1 * 0.60)
   t.eq(prices.cost("gpt-4o-2024-08-06", usage), prices.cost("gpt-4o", usage))
-  t.ok(prices.cost("gpt-4o-mini-2024-07-18", usage) < prices.cost("gpt-4o", usage), "the longer prefix wins")
+  t.eq(prices.cost("gpt-4o-mini-2024-07-18", usage), prices.cost("gpt-4o-mini", usage))
   t.eq(prices.cost("claude-3-5-haiku-20241022", {input_tokens = 1000000, output_tokens = 0}), 0.8)
   t.eq(prices.cost("my-local-llama", usage), nil)
+  t.eq(prices.cost("o3-pro", usage), nil, "a different model is not priced as its prefix")
+  t.eq(prices.cost("gpt-5-pro", usage), nil)
+  t.eq(prices.cost("gpt-4o-latest", usage), prices.cost("gpt-4o", usage))
   t.eq(prices.cost("my-local-llama", usage, {["my-local-llama"] = {input = 0, output = 0}}), 0)
 end)
 

@@ -181,6 +181,16 @@ t.test("the host's files and secrets are not visible", function()
   t.no_match(env, secret, "the host's API key")
   t.no_match(env, "OPENAI_API_KEY")
   t.raises(function() sandbox.open{env = {KEY = secret}} end, "API keys never enter a sandbox")
+  t.raises(function() sandbox.open{env = {AUTH = "Bearer " .. secret}} end, "OPENAI_API_KEY")
+  t.raises(function() sandbox.open{manifest = {["notes.md"] = sandbox.text("key: " .. secret)}} end, "manifest")
+  t.raises(function() box:put("leak.txt", "x" .. secret) end, "API keys never enter")
+  local refused, err = box:exec("echo " .. secret)
+  t.eq(refused, nil); t.eq(err.kind, "refused"); t.no_match(err.message, secret)
+  local _, perr = box:python("key = '" .. secret .. "'")
+  t.eq(perr.kind, "refused")
+  luagent.model.openai{model = "m", base_url = "http://127.0.0.1:9/v1", api_key = "sk-given-not-from-env-1234"}
+  t.raises(function() sandbox.open{env = {K = "sk-given-not-from-env-1234"}} end, "API keys never enter",
+           "a key given to a model is known too")
 end)
 
 t.test("extraction refuses links that leave the destination and writes nothing outside", function()
@@ -195,6 +205,44 @@ t.test("extraction refuses links that leave the destination and writes nothing o
   t.eq(fs.read(dest .. "/sub/ok.txt"), "data\n")
   t.eq(fs.stat(dest .. "/inside").type, "link", "a link that stays inside is kept")
   t.same(fs.list(work .. "/extract"), {"dest"}, "nothing beside the destination")
+end)
+
+t.test("extraction limits: a huge sparse file is refused, the rest comes home", function()
+  ok_exec("mkdir -p big && truncate -s 300M big/huge.bin && echo small > big/small.txt")
+  local dest = work .. "/limits/dest"
+  local report = assert(box:extract("big", dest, {max_bytes = 10 * 1024 * 1024}))
+  t.eq(fs.read(dest .. "/small.txt"), "small\n")
+  t.eq(fs.exists(dest .. "/huge.bin"), false)
+  t.eq(#report.refused, 1); t.match(report.refused[1].reason, "extraction limit")
+  local s <close> = assert(sandbox.open{max_extract = 1024 * 1024})
+  assert(s:exec("truncate -s 50M sparse.bin"))
+  local bytes, err = s:snapshot(work .. "/limits/too-big.tar")
+  t.eq(bytes, nil); t.match(err.message, "larger than the limit")
+  t.same(fs.list(work .. "/limits"), {"dest"}, "no half snapshot is left behind")
+  ok_exec("rm -rf big")
+end)
+
+t.test("box:get of a folder is an error, not its first file", function()
+  ok_exec("mkdir -p folder && echo inside > folder/a.txt")
+  local v, err = box:get("folder")
+  t.eq(v, nil); t.eq(err.kind, "not_a_file"); t.match(err.message, "folder")
+end)
+
+t.test("python calls wait their turn; a call's timeout counts only its own running time", function()
+  local slow = luagent.spawn(function() return box:python("import time; time.sleep(1.2); print('slow')", {timeout = 5}) end)
+  luagent.sleep(0.1)
+  local quick = assert(box:python("print('quick')", {timeout = 1}))
+  t.eq(quick.stdout, "quick\n"); t.eq(quick.timed_out, false); t.eq(quick.restarted, false)
+  t.eq(slow:wait().stdout, "slow\n")
+end)
+
+t.test("outputs declared with save are brought home on close, e.g. after an error", function()
+  local dest = work .. "/saved/output"
+  local s = assert(sandbox.open{save = {from = "output", to = dest, required = {"output/result.txt"}}})
+  assert(s:exec("mkdir -p output && echo 42 > output/result.txt"))
+  assert(s:close()) -- as <close> does when the recipe fails before collecting
+  t.eq(fs.read(dest .. "/result.txt"), "42\n")
+  t.match(fs.read(work .. "/saved/manifest.json"), "output/result.txt")
 end)
 
 t.test("a hostile snapshot is refused entry by entry on restore", function()

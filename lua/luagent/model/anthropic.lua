@@ -68,7 +68,7 @@ function wire.messages(messages)
       for _, call in ipairs(msg.tool_calls or {}) do
         b[#b + 1] = {type = "tool_use", id = call.id, name = call.name, input = tool_input(call)}
       end
-      push("assistant", b)
+      if #b > 0 then push("assistant", b) end -- an empty turn is refused by the API
     else
       local result = {type = "tool_result", tool_use_id = msg.tool_call_id}
       if #model.images_of(msg.content) > 0 then result.content = blocks(msg.content)

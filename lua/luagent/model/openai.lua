@@ -74,7 +74,10 @@ function wire.messages(messages)
     elseif msg.role == "user" then
       out[#out + 1] = {role = "user", content = user_content(msg.content)}
     elseif msg.role == "assistant" then
-      out[#out + 1] = assistant_message(msg)
+      -- an empty turn (no text, no calls) is refused by the API: leave it out
+      if model.text_of(msg.content) ~= "" or (msg.tool_calls and #msg.tool_calls > 0) then
+        out[#out + 1] = assistant_message(msg)
+      end
     else
       out[#out + 1] = {role = "tool", tool_call_id = msg.tool_call_id, content = model.text_of(msg.content)}
       for _, img in ipairs(model.images_of(msg.content)) do pending_images[#pending_images + 1] = img end
