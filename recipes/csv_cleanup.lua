@@ -35,7 +35,8 @@ end
 
 local input = cfg.input:match("^/") and cfg.input or luagent.recipe_dir .. "/" .. cfg.input
 local box <close> = assert(sandbox.open{memory = cfg.sandbox.memory,
-                                        manifest = {["input/customers.csv"] = sandbox.file(input)}})
+                                        manifest = {["input/customers.csv"] = sandbox.file(input)},
+                                        save = {from = "output", to = luagent.run_dir("output")}})
 local cleaner = agent.new{name = "CSV cleaner", instructions = cfg.instructions, model = llm, retry = patient,
   tools = {tools.run_python(box), tools.read_file(box), tools.write_file(box), country_code},
   max_turns = cfg.max_turns, outputs = cfg.outputs}

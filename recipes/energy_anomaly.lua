@@ -33,6 +33,8 @@ end
 local box <close> = assert(sandbox.open{
   image = cfg.sandbox.image, memory = cfg.sandbox.memory, cpus = cfg.sandbox.cpus,   -- no network unless asked
   manifest = {["input/building_energy.csv"] = sandbox.file(input)},
+  -- whatever happens (an error, Ctrl-C), what the agent saved comes home
+  save = {from = "output", to = luagent.run_dir("output"), required = cfg.outputs},
 })
 
 local analyst = agent.new{
