@@ -40,8 +40,8 @@ base=$(script_queue "$q" hang)
 label="ctrlc-$$"
 "$LUAGENT" run "$RECIPE" --set "base_url=$base" --set "label=$label" > "$TMP/stdout" 2> "$TMP/stderr" &
 pid=$!
-for i in $(seq 1 100); do grep -q 'turn\|calculator:' "$TMP/stderr" 2>/dev/null && break; sleep 0.1; done
-sleep 0.5
+for i in $(seq 1 150); do grep -q 'turn 2 ' "$TMP/stderr" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
 kill -INT $pid
 wait $pid
 echo $? > "$TMP/status"
@@ -49,3 +49,4 @@ run=$(ls -td "$LUAGENT_RUNS_DIR"/*fake_agent_recipe* | head -1)
 check "Ctrl-C during a model call: exit 130, no container left, the trace kept and closed" sh -c "
   [ \"\$(cat $TMP/status)\" = 130 ] && [ \$(docker ps -aq --filter label=luagent.test=$label | wc -l) -eq 0 ] &&
   grep -q '\"type\":\"model_request\"' $run/trace.jsonl && grep -q '\"status\":\"interrupted\"' $run/trace.jsonl"
+check "... and what the agent had saved before Ctrl-C is kept" sh -c "[ \"\$(cat $run/output/partial.txt)\" = 'so far' ]"

@@ -6,7 +6,8 @@ local s = luagent.settings
 
 local m = model.openai{model = "gpt-4o-mini", base_url = assert(s.base_url, "--set base_url=..."),
                        api_key = "sk-fake-key-for-tests", retry = luagent.retry.none, timeout = 60}
-local box <close> = assert(sandbox.open{labels = {["luagent.test"] = s.label or "none"}})
+local box <close> = assert(sandbox.open{labels = {["luagent.test"] = s.label or "none"},
+                                        save = {from = "output", to = luagent.run_dir("output")}})
 local calculator = agent.new{
   name = "calculator",
   instructions = s.instructions or "Compute with Python; answer with the number.",

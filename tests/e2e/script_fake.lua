@@ -7,7 +7,11 @@ local steps = {
     {text = "Let me compute it.", tool_calls = {{id = "call_1", name = "run_python", arguments = {code = "print(6 * 7)"}}}},
     {text = "The answer is 42."},
   },
-  hang = {{hang = 60, text = "too late"}},
+  hang = {
+    {tool_calls = {{id = "call_w", name = "run_python", arguments = {
+      code = "import os; os.makedirs('output', exist_ok=True); open('output/partial.txt', 'w').write('so far')"}}}},
+    {hang = 60, text = "too late"},
+  },
   energy = (function()
     -- the energy analysis as an OpenAI model would send it: one tool call a turn
     package.path = "recipes/?.lua;" .. package.path
