@@ -21,6 +21,13 @@ local function load(path)
   return list
 end
 
+-- The trace's events, or nil after saying on stderr why not.
+local function load_or_say(path)
+  local list, err = load(path)
+  if not list then io.stderr:write("luagent: ", err, "\n") end
+  return list
+end
+
 local function indent(text, max_lines)
   local out, n = {}, 0
   for line in (tostring(text) .. "\n"):gmatch("(.-)\n") do
@@ -35,11 +42,8 @@ local function indent(text, max_lines)
 end
 
 local function show(path, full)
-  local list, err = load(path)
-  if not list then
-    io.stderr:write("luagent: ", err, "\n")
-    return 1
-  end
+  local list = load_or_say(path)
+  if not list then return 1 end
   local limit = not full and 8 or nil
   for _, ev in ipairs(list) do
     local line = trace.describe(ev)
@@ -67,11 +71,8 @@ pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;margin:.3em 0;max-heigh
 .tool_result.err td.k{color:#b00}.agent_end td,.run_end td{background:#f3f8ff}]]
 
 local function html(path, out)
-  local list, err = load(path)
-  if not list then
-    io.stderr:write("luagent: ", err, "\n")
-    return 1
-  end
+  local list = load_or_say(path)
+  if not list then return 1 end
   local first = list[1] or {}
   local rows = {}
   for _, ev in ipairs(list) do
