@@ -28,9 +28,10 @@ local function version_number(v)
   return major and tonumber(major) * 1000 + tonumber(minor) or 0
 end
 
-local function urlencode(s)
+function engine.urlencode(s)
   return (tostring(s):gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
 end
+local urlencode = engine.urlencode
 
 function engine.query_string(query)
   if not query then return "" end

@@ -82,9 +82,7 @@ local function build_online(client, hash, say)
   return ok, err
 end
 
-local function urlencode(s)
-  return (s:gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
-end
+local urlencode = engine.urlencode
 
 local function build_offline(client, hash, say)
   local _, uid = sys.execute({"id", "-u"})

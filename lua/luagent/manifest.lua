@@ -48,7 +48,7 @@ function manifest.workspace_path(path, root)
 end
 
 -- A glob ("*.pyc", "data/**/tmp", "?x") as an anchored Lua pattern.
-local function glob_pattern(glob)
+function manifest.glob_pattern(glob)
   local out = glob:gsub("[%^%$%(%)%%%.%[%]%+%-]", "%%%0")
   out = out:gsub("%*%*", "\0"):gsub("%*", "[^/]*"):gsub("%?", "[^/]"):gsub("%z", ".*")
   return "^" .. out .. "$"
@@ -67,7 +67,7 @@ local function dir_entries(key, source, entries)
   if not st then return fail("not_found", key, "host folder '%s' does not exist (%s)", source.path, err.message) end
   if st.type ~= "directory" then return fail("bad_entry", key, "'%s' is not a folder; use sandbox.file", source.path) end
   local patterns = {}
-  for i, g in ipairs(source.exclude) do patterns[i] = glob_pattern(g) end
+  for i, g in ipairs(source.exclude) do patterns[i] = manifest.glob_pattern(g) end
   local walked
   walked, err = fs.walk(source.path)
   if not walked then return fail("io", key, "cannot read folder '%s': %s", source.path, err.message) end

@@ -12,11 +12,7 @@ local sys = require "luagent.sys"
 
 local outputs = {}
 
--- A shell glob ("output/*.png") as a Lua pattern.
-local function glob_pattern(glob)
-  local escaped = glob:gsub("[%^%$%(%)%%%.%[%]%+%-]", "%%%0")
-  return "^" .. escaped:gsub("%*", "[^/]*"):gsub("%?", "[^/]") .. "$"
-end
+local glob_pattern = require("luagent.manifest").glob_pattern
 
 function outputs.collect(box, workspace_dir, host_dir, opts)
   opts = opts or {}
