@@ -78,10 +78,11 @@ static int l_execute(lua_State *L) {
   int n = (int)lua_rawlen(L, 1);
   luaL_argcheck(L, n > 0, 1, "argv must not be empty");
   char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(n + 1), 0);
+  luaL_checkstack(L, n, "too many arguments");
   for (int i = 0; i < n; i++) {
+    /* left on the stack: a number converted here is referenced nowhere else */
     lua_rawgeti(L, 1, i + 1);
     argv[i] = (char *)luaL_checkstring(L, -1);
-    lua_pop(L, 1); /* still referenced by the argv table */
   }
   argv[n] = NULL;
   int fds[2];

@@ -1,5 +1,5 @@
 /* lua_tar: tar entries from Lua tables, and extraction reports as tables;
- * shared by luagent.tar (host files) and luagent.docker (archive endpoints). */
+ * shared by luagent.tar (host files) and luagent.engine_io (archive endpoints). */
 #ifndef LUAGENT_LUA_TAR_H
 #define LUAGENT_LUA_TAR_H
 

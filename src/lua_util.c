@@ -1,69 +1,9 @@
-/* lua_util: error values, option fields, class helper (see lua_util.h). */
+/* lua_util: option fields, class and handle helpers (see lua_util.h). */
 #include "lua_util.h"
 
 #include "buf.h"
 
-#include <stdarg.h>
 #include <string.h>
-
-static const char ERROR_CLASS[] = "luagent.error";
-
-static int error_tostring(lua_State *L) {
-  lua_getfield(L, 1, "kind");
-  lua_getfield(L, 1, "message");
-  lua_pushfstring(L, "%s: %s", luaL_optstring(L, -2, "error"), luaL_optstring(L, -1, "?"));
-  return 1;
-}
-
-static void push_error_metatable(lua_State *L) {
-  if (luaL_newmetatable(L, ERROR_CLASS)) {
-    lua_pushcfunction(L, error_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushliteral(L, "luagent.error");
-    lua_setfield(L, -2, "__name");
-  }
-}
-
-/* Messages are formatted by C's vsnprintf (not lua_pushvfstring), so every
- * printf conversion works and the compiler checks the arguments. */
-static void push_error_v(lua_State *L, const char *kind, const char *fmt, va_list ap) {
-  lua_createtable(L, 0, 4);
-  lua_pushstring(L, kind);
-  lua_setfield(L, -2, "kind");
-  buf message = BUF_INIT;
-  buf_vprintf(&message, fmt, ap);
-  lua_pushlstring(L, message.data ? message.data : "", message.len);
-  buf_free(&message);
-  lua_setfield(L, -2, "message");
-  push_error_metatable(L);
-  lua_setmetatable(L, -2);
-}
-
-void luagent_push_error(lua_State *L, const char *kind, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  push_error_v(L, kind, fmt, ap);
-  va_end(ap);
-}
-
-int luagent_fail(lua_State *L, const char *kind, const char *fmt, ...) {
-  lua_pushnil(L);
-  va_list ap;
-  va_start(ap, fmt);
-  push_error_v(L, kind, fmt, ap);
-  va_end(ap);
-  return 2;
-}
-
-void luagent_error_set_string(lua_State *L, const char *key, const char *value) {
-  lua_pushstring(L, value);
-  lua_setfield(L, -2, key);
-}
-
-void luagent_error_set_integer(lua_State *L, const char *key, lua_Integer value) {
-  lua_pushinteger(L, value);
-  lua_setfield(L, -2, key);
-}
 
 /* Pushes t[field]; raises naming the field when it is neither nil nor `type`. */
 static int get_field_of_type(lua_State *L, int t, const char *field, int type) {
@@ -79,12 +19,39 @@ static int get_field_of_type(lua_State *L, int t, const char *field, int type) {
   return 1;
 }
 
+/* A number given where a string is expected is converted; the converted
+ * string is kept alive in a weak table keyed by the options table, since
+ * nothing else refers to it once it is popped. */
+static const char *anchor_converted(lua_State *L, int t, const char *field, size_t *len) {
+  static const char ANCHORS[] = "luagent.opt_anchors";
+  if (luaL_getsubtable(L, LUA_REGISTRYINDEX, ANCHORS) == 0) { /* new: weak keys */
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+  }
+  lua_pushvalue(L, t);
+  if (lua_rawget(L, -2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, t);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_pushvalue(L, -3); /* the number */
+  const char *s = lua_tolstring(L, -1, len);
+  lua_setfield(L, -2, field);
+  lua_pop(L, 3); /* anchors of t, anchors, the number */
+  return s;
+}
+
 const char *opt_string(lua_State *L, int t, const char *field, const char *def, size_t *len) {
   t = lua_absindex(L, t);
   if (!get_field_of_type(L, t, field, LUA_TSTRING)) {
     if (len) *len = def ? strlen(def) : 0;
     return def;
   }
+  if (lua_type(L, -1) == LUA_TNUMBER) return anchor_converted(L, t, field, len);
   /* the string stays alive: it is still referenced by the options table */
   const char *s = lua_tolstring(L, -1, len);
   lua_pop(L, 1);
@@ -130,4 +97,51 @@ void luagent_new_class(lua_State *L, const char *name, const luaL_Reg *methods) 
   }
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
+}
+
+static int handle_default_tostring(lua_State *L) {
+  lua_getfield(L, lua_upvalueindex(1), "what");
+  const luagent_handle *h = lua_touserdata(L, 1);
+  lua_pushfstring(L, "%s (%s)", lua_tostring(L, -1), h && h->closed ? "closed" : "open");
+  return 1;
+}
+
+void luagent_register_handle(lua_State *L, const luagent_handle_class *c) {
+  luagent_new_class(L, c->name, c->methods);
+  luaL_getmetatable(L, c->name);
+  lua_getfield(L, -1, "__index");
+  lua_pushcfunction(L, c->close);
+  lua_setfield(L, -2, "close");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, c->close);
+  lua_setfield(L, -2, "__close");
+  lua_pushcfunction(L, c->close);
+  lua_setfield(L, -2, "__gc");
+  if (c->tostring) {
+    lua_pushcfunction(L, c->tostring);
+  } else {
+    lua_createtable(L, 0, 1);
+    lua_pushstring(L, c->what);
+    lua_setfield(L, -2, "what");
+    lua_pushcclosure(L, handle_default_tostring, 1);
+  }
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}
+
+void *luagent_new_handle(lua_State *L, const luagent_handle_class *c, size_t size, int nuv) {
+  void *p = lua_newuserdatauv(L, size, nuv);
+  memset(p, 0, size);
+  luaL_setmetatable(L, c->name);
+  return p;
+}
+
+void *luagent_check_handle(lua_State *L, int idx, const luagent_handle_class *c) {
+  return luaL_checkudata(L, idx, c->name);
+}
+
+void *luagent_check_open(lua_State *L, int idx, const luagent_handle_class *c) {
+  luagent_handle *h = luaL_checkudata(L, idx, c->name);
+  if (h->closed) luaL_error(L, "%s is closed", c->what);
+  return h;
 }

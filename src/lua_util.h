@@ -1,12 +1,15 @@
-/* lua_util: small helpers every binding shares — error values, option
- * fields, and the cooperative wait (`host_await`) that makes a waiting C
- * primitive yield inside a task and block elsewhere. */
+/* lua_util: small helpers every binding shares — option fields, handle
+ * classes, and the cooperative wait (`host_await`) that makes a waiting C
+ * primitive yield inside a task and block elsewhere. Error values are
+ * lua_errors.h. */
 #ifndef LUAGENT_LUA_UTIL_H
 #define LUAGENT_LUA_UTIL_H
 
 #include <lauxlib.h>
 #include <lua.h>
 #include <stddef.h>
+
+#include "lua_errors.h"
 
 typedef struct task task;
 
@@ -29,17 +32,6 @@ int host_await(lua_State *L, wait_slot *slot, lua_KContext ctx, lua_KFunction k)
 /* Raises {kind = "cancelled"} if the wait was cancelled (Ctrl-C, task:cancel()). */
 void luagent_check_cancelled(lua_State *L, const wait_slot *slot);
 
-/* Pushes an error value: a table {kind, message} with the luagent.error
- * metatable (tostring gives "kind: message"). */
-void luagent_push_error(lua_State *L, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Pushes nil and an error value; returns 2, for `return luagent_fail(...)`. */
-int luagent_fail(lua_State *L, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Sets field `key` of the error table on top of the stack. */
-void luagent_error_set_string(lua_State *L, const char *key, const char *value);
-void luagent_error_set_integer(lua_State *L, const char *key, lua_Integer value);
-
 /* Option fields of a table argument at index `t`; a wrong type raises an
  * error naming the field. */
 const char *opt_string(lua_State *L, int t, const char *field, const char *def, size_t *len);
@@ -50,7 +42,38 @@ int opt_boolean(lua_State *L, int t, const char *field, int def);
 int opt_function(lua_State *L, int t, const char *field);
 
 /* Creates the metatable `name` with methods and metamethods from `methods`
- * (entries starting "__" are metamethods, the rest go to __index). */
+ * (entries starting "__" are metamethods, the rest go to __index). For
+ * classes that are not handles (a parser, a sentinel); handles use
+ * luagent_register_handle. */
 void luagent_new_class(lua_State *L, const char *name, const luaL_Reg *methods);
+
+/* ---- handles (STYLE.md: "Handles are full userdata ... one idempotent close") ----
+ *
+ * A handle's C struct starts with a luagent_handle, so one helper can tell a
+ * closed handle from an open one. Its class is registered once with
+ * luagent_register_handle: `close` is bound to the close method, __close and
+ * __gc (it must be idempotent and must not wait or do I/O: a finalizer runs
+ * at any time), and every method that needs an open handle starts with
+ * luagent_check_open, which raises "<what> is closed". */
+typedef struct luagent_handle {
+  int closed;
+} luagent_handle;
+
+typedef struct luagent_handle_class {
+  const char *name;        /* metatable name, e.g. "luagent.engine_io.exec_stream" */
+  const char *what;        /* how messages name it: "exec stream" */
+  const luaL_Reg *methods; /* methods, and metamethods other than __gc/__close/__tostring */
+  lua_CFunction close;     /* idempotent; sets handle.closed */
+  lua_CFunction tostring;  /* may be NULL: "<what> (open|closed)" */
+} luagent_handle_class;
+
+void luagent_register_handle(lua_State *L, const luagent_handle_class *c);
+/* Creates a userdata of `size` bytes (zeroed, closed = 0) with nuv user
+ * values and the class's metatable; pushes it. */
+void *luagent_new_handle(lua_State *L, const luagent_handle_class *c, size_t size, int nuv);
+/* The handle at idx, open or closed (argument error if it is not one). */
+void *luagent_check_handle(lua_State *L, int idx, const luagent_handle_class *c);
+/* The handle at idx; raises "<what> is closed" if it is. */
+void *luagent_check_open(lua_State *L, int idx, const luagent_handle_class *c);
 
 #endif

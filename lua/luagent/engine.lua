@@ -3,16 +3,16 @@
 --   local engine = require "luagent.engine"
 --   local client, err = engine.connect()            -- DOCKER_HOST or /var/run/docker.sock
 --   client:call("GET", "/containers/json", nil, {query = {all = 1}}) -> decoded JSON | nil, err
---   client:options("/exec/ID/start", {...})        -> options for luagent.docker's streaming calls
+--   client:options("/exec/ID/start", {...})        -> options for luagent.engine_io's streaming calls
 --
 -- JSON calls go through luagent.http on the engine's socket (one reused
--- connection); streaming calls (exec, archives) through luagent.docker.
+-- connection); streaming calls (exec, archives) through luagent.engine_io.
 -- The API version is negotiated with GET /_ping. Errors are values:
 -- {kind = "docker_unreachable" | "not_found" | "conflict" | "docker", status, message},
 -- and the message always carries the engine's own words.
 local http = require "luagent.http"
 local json = require "luagent.json"
-local docker = require "luagent.docker"
+local engine_io = require "luagent.engine_io"
 
 local engine = {}
 
@@ -79,7 +79,7 @@ end
 -- Connects and negotiates the API version. opts.host overrides DOCKER_HOST.
 function engine.connect(opts)
   opts = opts or {}
-  local endpoint, err = docker.endpoint(opts.host)
+  local endpoint, err = engine_io.endpoint(opts.host)
   if not endpoint then return nil, err end
   local base = {unix_socket = endpoint.unix_socket, ca_file = endpoint.ca_file, cert_file = endpoint.cert_file,
                 key_file = endpoint.key_file}

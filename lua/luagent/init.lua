@@ -26,7 +26,8 @@ if info.script then
 end
 
 local LAZY = {
-  http = true, json = true, yaml = true, fs = true, sys = true, docker = true, tar = true,
+  http = true, json = true, yaml = true, fs = true, sys = true, engine_io = true, engine = true, tar = true,
+  errors = true,
   retry = true, model = true, sandbox = true, agent = true, tools = true, trace = true,
   manifest = true, outputs = true, events = true, dates = true,
 }

@@ -26,7 +26,7 @@
 -- Each relaxation is an explicit option (network = true, writable_root = true,
 -- cap_add = {...}, user = "0:0").
 local engine = require "luagent.engine"
-local docker = require "luagent.docker"
+local engine_io = require "luagent.engine_io"
 local manifest = require "luagent.manifest"
 local json = require "luagent.json"
 local sys = require "luagent.sys"
@@ -348,7 +348,7 @@ function Box:_archive_options(path, extra)
 end
 
 function Box:_put_entries(entries)
-  local ok, err = docker.put_archive(self:_archive_options(sandbox.WORKSPACE,
+  local ok, err = engine_io.put_archive(self:_archive_options(sandbox.WORKSPACE,
     {entries = entries, uid = self.uid, gid = self.gid, timeout = 3600}))
   if not ok then err.message = "staging into the sandbox failed: " .. err.message end
   return ok, err
@@ -377,7 +377,7 @@ end
 function Box:get(path, opts)
   check_open(self)
   local name = workspace_name(path)
-  local content, err = docker.read_file(self:_archive_options(full_path(name),
+  local content, err = engine_io.read_file(self:_archive_options(full_path(name),
     {max_bytes = opts and opts.max_bytes or 64 * 1024 * 1024, timeout = 600}))
   if not content and err.kind == "not_found" then err.message = "no such file in the workspace: " .. name end
   return content, err
@@ -391,7 +391,7 @@ function Box:extract(path, host_dir, opts)
   opts = opts or {}
   local name = workspace_name(path)
   local strip = name == "" and "workspace" or name:match("([^/]+)$")
-  local report, err = docker.get_archive(self:_archive_options(full_path(name),
+  local report, err = engine_io.get_archive(self:_archive_options(full_path(name),
     {dest = host_dir, strip = strip, timeout = 3600, max_bytes = opts.max_bytes or self.max_extract,
      max_entries = opts.max_entries or self.max_extract_entries}))
   if not report and err.kind == "not_found" then err.message = "no such path in the workspace: " .. name end
@@ -401,7 +401,7 @@ end
 -- box:snapshot(host_tar) -> bytes | nil, err   the whole workspace as a tar
 function Box:snapshot(host_tar)
   check_open(self)
-  return docker.save_archive(self:_archive_options(sandbox.WORKSPACE,
+  return engine_io.save_archive(self:_archive_options(sandbox.WORKSPACE,
     {path = host_tar, timeout = 3600, max_bytes = self.max_extract}))
 end
 
@@ -438,7 +438,7 @@ function Box:_internal(argv, timeout)
     AttachStdout = true, AttachStderr = true, Tty = false, Cmd = argv,
   })
   if not created then return nil, err end
-  local stream = docker.exec_start(self.client:options("/exec/" .. created.Id .. "/start",
+  local stream = engine_io.exec_start(self.client:options("/exec/" .. created.Id .. "/start",
     {body = RUN_BODY, max_output = 65536}))
   if not stream:wait(timeout or 10) then
     stream:abort()
@@ -508,7 +508,7 @@ function Box:_channel()
       })
       local ch
       if created then
-        ch, err = docker.runner{unix_socket = self.client.endpoint.unix_socket,
+        ch, err = engine_io.runner{unix_socket = self.client.endpoint.unix_socket,
           path = "/v" .. self.client.version .. "/exec/" .. created.Id .. "/start", body = RUN_BODY}
       end
       if not ch then
@@ -681,7 +681,7 @@ function Box:_exec_docker(argv, opts, started)
     if restarted then created, err = self.client:call("POST", "/containers/" .. self.container .. "/exec", spec) end
   end
   if not created then return nil, err end
-  local stream = docker.exec_start(self.client:options("/exec/" .. created.Id .. "/start",
+  local stream = engine_io.exec_start(self.client:options("/exec/" .. created.Id .. "/start",
     {body = RUN_BODY, max_output = opts.max_output or self.max_output}))
   local timeout = opts.timeout or self.timeout
   local timed_out, restarted = false, false

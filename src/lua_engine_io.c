@@ -1,26 +1,26 @@
-/* lua_docker: luagent.docker — the streaming parts of the Docker Engine API
+/* lua_engine_io: luagent.engine_io — the raw streaming half of the Docker Engine API
  * client. JSON calls are plain http.request calls made by
  * lua/luagent/engine.lua; what must not pass through Lua strings chunk by
  * chunk is here.
  *
- *   docker.endpoint([docker_host]) -> {unix_socket, url, ca_file, cert_file,
+ *   engine_io.endpoint([docker_host]) -> {unix_socket, url, ca_file, cert_file,
  *       key_file, description} | nil, err      from DOCKER_HOST & co.
- *   docker.exec_start(opts) -> stream      POST /exec/ID/start; opts: http
+ *   engine_io.exec_start(opts) -> stream      POST /exec/ID/start; opts: http
  *       options (url, unix_socket, TLS, body) + max_output (bytes per stream)
  *     stream:wait([seconds]) -> true when the command's output ended,
  *                               false if the seconds passed first (yields)
  *     stream:result() -> {stdout, stderr, truncated, stdout_bytes, stderr_bytes}
  *                      | nil, err   (after wait returned true)
  *     stream:abort()    stop reading; result() then gives the output so far
- *   docker.put_archive(opts) -> true | nil, err   opts.entries (see luagent.tar),
+ *   engine_io.put_archive(opts) -> true | nil, err   opts.entries (see luagent.tar),
  *       opts.uid/gid own the files; streamed with an exact Content-Length
- *   docker.get_archive(opts) -> report | nil, err  extracts safely into opts.dest
+ *   engine_io.get_archive(opts) -> report | nil, err  extracts safely into opts.dest
  *       (opts.strip, max_bytes, max_entries as in tar.extract)
- *   docker.save_archive(opts) -> bytes | nil, err  the raw tar into opts.path
+ *   engine_io.save_archive(opts) -> bytes | nil, err  the raw tar into opts.path
  *       (at most opts.max_bytes; written to a temporary file, then renamed)
- *   docker.read_file(opts) -> content | nil, err   the first file of the archive,
+ *   engine_io.read_file(opts) -> content | nil, err   the first file of the archive,
  *       at most opts.max_bytes
- *   docker.runner(opts) -> channel | nil, err   a hijacked attach to an exec of
+ *   engine_io.runner(opts) -> channel | nil, err   a hijacked attach to an exec of
  *       sandbox/runner.py (opts: unix_socket, path = "/vX/exec/ID/start", timeout);
  *       returns once the runner said it is ready
  *     channel:send(id, message [, max_output]) -> true | nil, err   registers id, queues bytes
@@ -44,7 +44,7 @@
 #include "lua_tar.h"
 #include "lua_util.h"
 
-static const char STREAM_CLASS[] = "luagent.docker.exec_stream";
+static const char STREAM_CLASS[] = "luagent.engine_io.exec_stream";
 
 /* Pushes nil, {kind = "docker", status, message} from an engine error body
  * ({"message": "..."}), or the transport failure. */
@@ -75,7 +75,7 @@ static int push_engine_failure(lua_State *L, http_xfer *x) {
 
 static int is_success(long status) { return status >= 200 && status < 300; }
 
-/* ---- docker.endpoint ---- */
+/* ---- engine_io.endpoint ---- */
 
 static int l_endpoint(lua_State *L) {
   const char *docker_host = luaL_optstring(L, 1, getenv("DOCKER_HOST"));
@@ -145,7 +145,7 @@ static int stream_gc(lua_State *L) {
   return 0;
 }
 
-/* docker.exec_start(opts) -> stream */
+/* engine_io.exec_start(opts) -> stream */
 static int l_exec_start(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -249,7 +249,7 @@ typedef struct archive_job {
   char sink_error[256];
 } archive_job;
 
-static const char JOB_CLASS[] = "luagent.docker.archive_job";
+static const char JOB_CLASS[] = "luagent.engine_io.archive_job";
 
 static int job_gc(lua_State *L) {
   archive_job *j = luaL_checkudata(L, 1, JOB_CLASS);
@@ -415,7 +415,7 @@ static int get_with_sink(lua_State *L, archive_job *j, size_t (*write)(void *, c
   return lhttp_perform(L, 1, &req, &sink, finish, j);
 }
 
-/* docker.put_archive(opts) -> true | nil, err */
+/* engine_io.put_archive(opts) -> true | nil, err */
 static int l_put_archive(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -433,7 +433,7 @@ static int l_put_archive(lua_State *L) {
   return lhttp_perform(L, 1, &req, NULL, put_finish, j);
 }
 
-/* docker.get_archive(opts) -> report | nil, err */
+/* engine_io.get_archive(opts) -> report | nil, err */
 static int l_get_archive(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -446,7 +446,7 @@ static int l_get_archive(lua_State *L) {
   return get_with_sink(L, j, extract_sink, get_finish);
 }
 
-/* docker.save_archive(opts) -> bytes | nil, err */
+/* engine_io.save_archive(opts) -> bytes | nil, err */
 static int l_save_archive(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -469,7 +469,7 @@ static int l_save_archive(lua_State *L) {
   return get_with_sink(L, j, save_sink, save_finish);
 }
 
-/* docker.read_file(opts) -> content | nil, err */
+/* engine_io.read_file(opts) -> content | nil, err */
 static int l_read_file(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -483,7 +483,7 @@ static int l_read_file(lua_State *L) {
 
 /* ---- the runner channel ---- */
 
-static const char CHANNEL_CLASS[] = "luagent.docker.runner";
+static const char CHANNEL_CLASS[] = "luagent.engine_io.runner";
 
 typedef struct runner_result {
   long long id;
@@ -644,7 +644,7 @@ static int runner_ready_k(lua_State *L, int status, lua_KContext ctx) {
   return 1;
 }
 
-/* docker.runner{unix_socket, path, body, timeout} -> channel | nil, err */
+/* engine_io.runner{unix_socket, path, body, timeout} -> channel | nil, err */
 static int l_runner(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -769,7 +769,7 @@ static int l_channel_close(lua_State *L) {
   return 0;
 }
 
-int luaopen_luagent_docker(lua_State *L) {
+int luaopen_luagent_engine_io(lua_State *L) {
   static const luaL_Reg stream_methods[] = {{"wait", l_stream_wait},   {"result", l_stream_result},
                                             {"abort", l_stream_abort}, {"__gc", stream_gc},
                                             {"__close", stream_gc},    {NULL, NULL}};
