@@ -1,6 +1,8 @@
 # luagent — build, test, demo, install.
 #   make            build ./luagent
 #   make test       install what is missing (as root), build, run every test
+#   make check      the fast inner loop: build, C unit tests, specs that need no Docker, luacheck
+#   make asan       build/asan/luagent (ASan/UBSan) running every spec and e2e test
 #   make demo       run the energy-anomaly recipe end to end
 #   make deps       install the Debian packages luagent needs (or print the apt-get line)
 #   make install PREFIX=/usr/local
@@ -31,7 +33,7 @@ LUA_FILES := $(shell find lua -name '*.lua' | LC_ALL=C sort)
 ASSETS    := $(shell find sandbox -type f 2>/dev/null | LC_ALL=C sort)
 OBJ       := $(SRC:src/%.c=build/%.o) build/embedded.o
 
-.PHONY: all test demo deps install bench clean check-deps asan
+.PHONY: all test check asan demo deps install bench clean check-deps
 
 all: luagent
 
@@ -59,6 +61,33 @@ test: deps
 	$(MAKE) luagent
 	tests/run
 
+# Under a minute; never starts Docker (tests/run --check skips what needs it).
+check: deps
+	$(MAKE) luagent
+	tests/run --check
+
+# The whole binary with ASan/UBSan, in build/asan/ beside the normal build, run
+# through every test (leaks reported, system libraries' own in tests/asan.supp).
+# One test: make build/asan/luagent && LUAGENT_BIN=build/asan/luagent tests/run PATTERN
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_OBJ := $(OBJ:build/%=build/asan/%)
+
+asan: deps
+	$(MAKE) build/asan/luagent
+	LUAGENT_BIN=build/asan/luagent tests/run
+
+build/asan/luagent: $(ASAN_OBJ)
+	$(CC) $(LDFLAGS) $(SANITIZE) -o $@ $(ASAN_OBJ) $(PKG_LIBS) $(LDLIBS)
+
+build/asan/%.o: src/%.c | build/asan
+	$(CC) $(CFLAGS) -O1 $(SANITIZE) $(PKG_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
+
+build/asan/embedded.o: build/embedded.c | build/asan
+	$(CC) $(CFLAGS) -O1 $(SANITIZE) -Isrc -c -o $@ $<
+
+build/asan:
+	mkdir -p build/asan
+
 demo: deps
 	$(MAKE) luagent
 	tools/demo.sh
@@ -74,4 +103,4 @@ install: luagent
 clean:
 	rm -rf build luagent
 
--include $(OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d)

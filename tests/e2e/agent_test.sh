@@ -1,3 +1,4 @@
+# needs: docker
 # Agents from the command line: traces, record and replay, Ctrl-C.
 . tests/e2e/lib.sh
 export LUAGENT_RUNS_DIR="$TMP/runs"

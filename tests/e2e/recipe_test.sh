@@ -1,3 +1,4 @@
+# needs: docker
 # The recipes end to end with the scripted driver, in the real sandbox: the
 # artifacts exist, the anomaly found overlaps the injected one, the chart is a
 # real PNG, the report names the event's dates, the manifest is right; and

@@ -1,3 +1,4 @@
+# needs: docker
 # Sandboxes from the command line: Ctrl-C, a dead engine, leftovers of a crash.
 . tests/e2e/lib.sh
 

@@ -1,3 +1,4 @@
+-- needs: docker
 -- luagent.agent with scripted models (no provider needed) and, where the
 -- workspace matters, the real sandbox.
 local t = require "helper"

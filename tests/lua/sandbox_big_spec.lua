@@ -1,3 +1,4 @@
+-- needs: docker
 -- Staging a 200 MB file in and out of a sandbox, and 100 MB of output,
 -- with the host process's peak memory far below those sizes. In its own
 -- spec so the peak measured is this one's.

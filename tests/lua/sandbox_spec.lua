@@ -1,3 +1,4 @@
+-- needs: docker
 -- luagent.sandbox against the real Docker engine: staging, lock-down,
 -- hostile code, extraction, lifecycle. Needs the luagent-sandbox image
 -- (tests/run builds it).

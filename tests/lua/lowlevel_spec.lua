@@ -1,0 +1,169 @@
+-- needs: docker
+-- The low-level bindings used directly, so that tests/run can also run them
+-- under valgrind: luagent.tar (write, list, extract of a small tree),
+-- luagent.sys (the host helpers) and luagent.engine_io against the real
+-- engine (one exec stream, one put/get archive) on a container this spec
+-- creates under a unique name and removes.
+local t = require "helper"
+local tar, sys, fs, engine_io = luagent.tar, luagent.sys, luagent.fs, luagent.engine_io
+local engine = require "luagent.engine"
+local sandbox = require "luagent.sandbox"
+
+local work = assert(fs.temp_dir("luagent-lowlevel-spec"))
+luagent.at_exit(function() fs.remove(work) end)
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local data = f:read("a")
+  f:close()
+  return data
+end
+
+local BINARY = "\0\1\2\255 binary\n"
+
+-- ---- tar ----
+
+t.test("tar.write, then the host's tar lists what was written", function()
+  assert(fs.write(work .. "/hello.txt", "hello\n"))
+  local bytes = assert(tar.write(work .. "/tree.tar", {
+    {name = "tree/hello.txt", file = work .. "/hello.txt"},
+    {name = "tree/sub/data.bin", data = BINARY, mode = tonumber("600", 8)},
+    {name = "tree/empty", dir = true},
+    {name = "tree/link", symlink = "hello.txt"},
+    {name = "tree/escape", symlink = "../../etc"},
+  }))
+  t.eq(bytes % 512, 0, "a tar is whole 512-byte blocks")
+  local code, listing = sys.execute({"tar", "-tvf", work .. "/tree.tar"})
+  t.eq(code, 0, "tar -tvf exit code")
+  t.match(listing, "%-rw%-r%-%-r%-%- 0/0 +6 [^\n]* tree/hello%.txt\n")
+  t.match(listing, "%-rw%-%-%-%-%-%-%- 0/0 +" .. #BINARY .. " [^\n]* tree/sub/data%.bin\n")
+  t.match(listing, "drwxr%-xr%-x [^\n]* tree/sub/\n", "the parent folder is added")
+  t.match(listing, "drwxr%-xr%-x [^\n]* tree/empty/\n")
+  t.match(listing, "tree/link %-> hello%.txt\n")
+end)
+
+t.test("tar.extract writes the tree and refuses the link that leaves it", function()
+  local dest = work .. "/out"
+  local report = assert(tar.extract(work .. "/tree.tar", dest, {strip = "tree"}))
+  table.sort(report.files, function(a, b) return a.path < b.path end)
+  t.same(report.files, {{path = "hello.txt", size = 6}, {path = "sub/data.bin", size = #BINARY}})
+  t.eq(report.bytes, 6 + #BINARY)
+  t.eq(#report.refused, 1, "one entry refused")
+  t.eq(report.refused[1].name, "tree/escape")
+  t.eq(read(dest .. "/hello.txt"), "hello\n")
+  t.eq(read(dest .. "/sub/data.bin"), BINARY)
+  t.eq(read(dest .. "/link"), "hello\n", "the link inside the tree is kept")
+  t.ok(fs.exists(dest .. "/empty"), "the empty folder exists")
+  t.ok(not fs.exists(dest .. "/escape"), "the escaping link is not written")
+end)
+
+t.test("tar refuses a '..' name and a missing file with an error value", function()
+  local _, err = tar.write(work .. "/bad.tar", {{name = "../x", data = "1"}})
+  t.ok(err, "a '..' name is refused")
+  t.match(tostring(err), "%.%.")
+  _, err = tar.write(work .. "/bad.tar", {{name = "x", file = work .. "/missing"}})
+  t.eq(err and err.kind, "not_found")
+  _, err = tar.extract(work .. "/missing.tar", work .. "/out2")
+  t.eq(err and err.kind, "not_found")
+end)
+
+-- ---- sys ----
+
+t.test("sys: process facts, environment, time", function()
+  local pid = sys.pid()
+  t.ok(math.type(pid) == "integer" and pid > 1, "pid is an integer")
+  t.eq(sys.alive(pid), true)
+  t.eq(sys.alive(2 ^ 22 + 1), false, "a pid above pid_max is not alive")
+  t.ok(sys.process_start(pid) > 0, "this process has a start time")
+  t.eq(sys.getenv("LUAGENT_LOWLEVEL_UNSET_" .. sys.random_hex(4)), nil)
+  t.eq(sys.getenv("HOME"), os.getenv("HOME"))
+  t.eq(type(sys.isatty(0)), "boolean")
+  t.ok(#sys.hostname() > 0, "a hostname")
+  t.lt(math.abs(sys.time() - os.time()), 2, "sys.time is wall-clock seconds")
+  t.ok(sys.maxrss() > 1024 * 1024, "peak memory in bytes")
+end)
+
+t.test("sys: execute, random, digests, base64, assets", function()
+  local code, out = sys.execute({"sh", "-c", "echo out; echo err >&2; exit 3"})
+  t.eq(code, 3)
+  t.match(out, "out\n")
+  t.match(out, "err\n")
+  local hex = sys.random_hex(8)
+  t.match(hex, "^%x+$")
+  t.eq(#hex, 16)
+  t.ok(hex ~= sys.random_hex(8), "two draws differ")
+  t.eq(sys.sha256("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+  local digest, size = sys.sha256_file(work .. "/hello.txt")
+  t.eq(digest, sys.sha256("hello\n"))
+  t.eq(size, 6)
+  local _, err = sys.sha256_file(work .. "/missing")
+  t.eq(err and err.kind, "not_found")
+  t.eq(sys.base64("hello"), "aGVsbG8=")
+  t.eq(sys.base64(""), "")
+  t.match(sys.asset("sandbox/Dockerfile"), "FROM ")
+  t.eq(sys.asset("no/such/asset"), nil)
+end)
+
+-- ---- engine_io against the real engine ----
+
+local client = assert(engine.connect())
+local name = "luagent-lowlevel-" .. sys.random_hex(6)
+local created = assert(client:call("POST", "/containers/create", {
+  Image = sandbox.IMAGE, Cmd = {"sleep", "infinity"}, Labels = {["luagent.test"] = "lowlevel"},
+  NetworkDisabled = true, HostConfig = {NetworkMode = "none", Init = true},
+}, {query = {name = name}}))
+local container = created.Id
+local function remove_container()
+  if container then
+    client:call("DELETE", "/containers/" .. container, nil, {query = {force = 1, v = 1}})
+    container = nil
+  end
+end
+luagent.at_exit(remove_container)
+assert(client:call("POST", "/containers/" .. container .. "/start"))
+
+local function archive_options(path, extra)
+  return client:options("/containers/" .. container .. "/archive" .. engine.query_string({path = path}), extra)
+end
+
+t.test("engine_io.exec_start streams stdout and stderr apart", function()
+  local exec = assert(client:call("POST", "/containers/" .. container .. "/exec", {
+    AttachStdout = true, AttachStderr = true, Tty = false,
+    Cmd = {"sh", "-c", "echo to-stdout; echo to-stderr >&2; head -c 5000 /dev/zero | tr '\\0' x; exit 3"},
+  }))
+  local stream = engine_io.exec_start(client:options("/exec/" .. exec.Id .. "/start",
+    {body = '{"Detach":false,"Tty":false}', max_output = 1000}))
+  t.eq(stream:wait(30), true, "the output ended")
+  local out = assert(stream:result())
+  t.eq(out.stderr, "to-stderr\n")
+  t.eq(out.stdout:sub(1, 10), "to-stdout\n")
+  t.lt(#out.stdout, 1200, "stdout capped near max_output")
+  t.match(out.stdout, "bytes omitted", "the cut is marked")
+  t.match(out.stdout, "xxx$", "the last part is kept")
+  t.eq(out.stdout_bytes, 10 + 5000, "every byte counted")
+  t.ok(out.truncated, "marked truncated")
+  local info = assert(client:call("GET", "/exec/" .. exec.Id .. "/json"))
+  t.eq(info.ExitCode, 3)
+end)
+
+t.test("engine_io.put_archive, read_file and get_archive round-trip a small tree", function()
+  assert(engine_io.put_archive(archive_options("/tmp", {entries = {
+    {name = "lowlevel/a.txt", data = "alpha\n"},
+    {name = "lowlevel/sub/b.bin", data = BINARY},
+    {name = "lowlevel/empty", dir = true},
+  }, uid = 0, gid = 0, timeout = 60})))
+  t.eq(assert(engine_io.read_file(archive_options("/tmp/lowlevel/a.txt", {max_bytes = 1024, timeout = 60}))),
+       "alpha\n")
+  local dest = work .. "/from-container"
+  local report = assert(engine_io.get_archive(archive_options("/tmp/lowlevel",
+    {dest = dest, strip = "lowlevel", timeout = 60})))
+  table.sort(report.files, function(a, b) return a.path < b.path end)
+  t.same(report.files, {{path = "a.txt", size = 6}, {path = "sub/b.bin", size = #BINARY}})
+  t.eq(read(dest .. "/sub/b.bin"), BINARY)
+  t.ok(fs.exists(dest .. "/empty"), "the empty folder came back")
+  local _, err = engine_io.read_file(archive_options("/tmp/lowlevel/none", {max_bytes = 1024, timeout = 60}))
+  t.eq(err and err.kind, "not_found")
+end)
+
+remove_container()
+return t.done()
