@@ -111,7 +111,11 @@ int lexec_start(lua_State *L) {
   http_sink sink = {exec_sink, s};
   char err[256];
   s->x = http_start(s->lp, &req, &sink, exec_done, s, err, sizeof err);
-  if (!s->x) return luaL_error(L, "%s", err);
+  if (!s->x) {
+    s->handle.closed = 1; /* a stream without a transfer is never open */
+    docker_capture_free(&s->capture);
+    return luaL_error(L, "%s", err);
+  }
   return 1;
 }
 

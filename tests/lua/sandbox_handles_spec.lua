@@ -23,7 +23,9 @@ local function waiting_in(fn)
     return fn()
   end)
   luagent.sleep(0.2)
-  if task:status() ~= "waiting" then error("the task did not wait: " .. task:status() .. " " .. tostring(select(2, task:wait())), 2) end
+  if task:status() ~= "waiting" then
+    error(("the task did not wait (%s): %s"):format(task:status(), tostring(select(2, task:wait()))), 2)
+  end
   local values = {}
   for i = 1, 20 do
     local name, v = debug.getlocal(co, 0, i)
