@@ -22,7 +22,9 @@ local function waiting_in(fn)
     co = coroutine.running()
     return fn()
   end)
-  luagent.sleep(0.2)
+  local deadline = luagent.now() + 5
+  repeat luagent.sleep(0.05) until task:status() ~= "ready" or luagent.now() > deadline
+  luagent.sleep(0.1) -- the transfer is under way
   if task:status() ~= "waiting" then
     error(("the task did not wait (%s): %s"):format(task:status(), tostring(select(2, task:wait()))), 2)
   end
