@@ -173,3 +173,175 @@ void docker_capture_free(docker_capture *c) {
   capped_free(&c->out[DOCKER_STDOUT]);
   capped_free(&c->out[DOCKER_STDERR]);
 }
+
+/* ---- the engine's message in an error body ---- */
+
+/* A cursor over a JSON text; every scan_* returns 0, or -1 when the text is
+ * not what it should be. */
+typedef struct json_cursor {
+  const char *p, *end;
+} json_cursor;
+
+static void skip_space(json_cursor *c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
+}
+
+static int hex4(const char *p, const char *end, unsigned *out) {
+  if (end - p < 4) return -1;
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char ch = p[i];
+    int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v << 4 | (unsigned)d;
+  }
+  *out = v;
+  return 0;
+}
+
+static int put_utf8(buf *out, unsigned cp) {
+  char b[4];
+  size_t n;
+  if (cp < 0x80) {
+    b[0] = (char)cp, n = 1;
+  } else if (cp < 0x800) {
+    b[0] = (char)(0xC0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+  } else if (cp < 0x10000) {
+    b[0] = (char)(0xE0 | cp >> 12), b[1] = (char)(0x80 | (cp >> 6 & 0x3F)), b[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+  } else {
+    b[0] = (char)(0xF0 | cp >> 18), b[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    b[2] = (char)(0x80 | (cp >> 6 & 0x3F)), b[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+  }
+  return buf_append(out, b, n);
+}
+
+/* \uXXXX at c->p (past the backslash and 'u'), with a following low
+ * surrogate when this is a high one; a lone surrogate becomes U+FFFD. */
+static int scan_unicode_escape(json_cursor *c, buf *out) {
+  unsigned cp, low;
+  if (hex4(c->p, c->end, &cp) != 0) return -1;
+  c->p += 4;
+  if (cp >= 0xD800 && cp < 0xDC00 && c->end - c->p >= 6 && c->p[0] == '\\' && c->p[1] == 'u' &&
+      hex4(c->p + 2, c->end, &low) == 0 && low >= 0xDC00 && low < 0xE000) {
+    c->p += 6;
+    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+  } else if (cp >= 0xD800 && cp < 0xE000) {
+    cp = 0xFFFD;
+  }
+  return out ? put_utf8(out, cp) : 0;
+}
+
+/* A JSON string at c->p (its opening quote); decoded into out unless out is NULL. */
+static int scan_string(json_cursor *c, buf *out) {
+  if (c->p >= c->end || *c->p != '"') return -1;
+  c->p++;
+  while (c->p < c->end) {
+    char ch = *c->p++;
+    if (ch == '"') return 0;
+    if ((unsigned char)ch < 0x20) return -1;
+    if (ch != '\\') {
+      if (out && buf_append_char(out, ch) != 0) return -1;
+      continue;
+    }
+    if (c->p >= c->end) return -1;
+    char e = *c->p++;
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char *hit = e ? strchr(from, e) : NULL;
+    if (hit) {
+      if (out && buf_append_char(out, to[hit - from]) != 0) return -1;
+    } else if (e != 'u' || scan_unicode_escape(c, out) != 0) {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+/* Any JSON value, not kept: strings, numbers, literals, and nested
+ * objects and arrays (their strings scanned, so brackets in them count not). */
+static int skip_value(json_cursor *c) {
+  int depth = 0;
+  do {
+    skip_space(c);
+    if (c->p >= c->end) return -1;
+    char ch = *c->p;
+    if (ch == '"') {
+      if (scan_string(c, NULL) != 0) return -1;
+    } else if (ch == '{' || ch == '[') {
+      depth++, c->p++;
+    } else if (ch == '}' || ch == ']') {
+      if (depth == 0) return -1;
+      depth--, c->p++;
+    } else if (ch == ',' || ch == ':') {
+      if (depth == 0) return -1;
+      c->p++;
+    } else if (strchr("-0123456789tfn", ch)) {
+      while (c->p < c->end && strchr("+-.0123456789eEtruefalsn", *c->p)) c->p++;
+    } else {
+      return -1;
+    }
+  } while (depth > 0);
+  return 0;
+}
+
+/* The top-level "message" string of a JSON object (the last one, as a JSON
+ * decoder keeps it). Returns 1 found, 0 a valid object without one, -1 not
+ * a JSON object. */
+static int json_top_message(const char *body, size_t len, buf *out) {
+  json_cursor c = {body, body + len};
+  skip_space(&c);
+  if (c.p >= c.end || *c.p++ != '{') return -1;
+  skip_space(&c);
+  if (c.p < c.end && *c.p == '}') return 0;
+  int found = 0;
+  buf key = BUF_INIT, value = BUF_INIT;
+  for (;;) {
+    skip_space(&c);
+    buf_clear(&key);
+    if (scan_string(&c, &key) != 0) break;
+    skip_space(&c);
+    if (c.p >= c.end || *c.p++ != ':') break;
+    skip_space(&c);
+    int is_message = key.len == 7 && memcmp(key.data, "message", 7) == 0;
+    if (is_message && c.p < c.end && *c.p == '"') {
+      buf_clear(&value);
+      if (scan_string(&c, &value) != 0) break;
+      found = 1;
+    } else if (skip_value(&c) != 0) {
+      break;
+    }
+    skip_space(&c);
+    if (c.p < c.end && *c.p == ',') {
+      c.p++;
+      continue;
+    }
+    if (c.p < c.end && *c.p == '}') {
+      c.p++;
+      skip_space(&c);
+      if (c.p != c.end) break; /* text after the object */
+      if (found && buf_append(out, value.data ? value.data : "", value.len) != 0) found = -1;
+      buf_free(&key);
+      buf_free(&value);
+      return found;
+    }
+    break;
+  }
+  buf_free(&key);
+  buf_free(&value);
+  return -1;
+}
+
+int docker_error_message(const char *body, size_t len, buf *out) {
+  if (!body) body = "", len = 0;
+  buf message = BUF_INIT;
+  int from_json = json_top_message(body, len, &message);
+  if (from_json == 1) {
+    int rc = buf_append(out, message.data ? message.data : "", message.len);
+    buf_free(&message);
+    return rc == 0 ? 1 : -1;
+  }
+  buf_free(&message);
+  const char *nl = memchr(body, '\n', len);
+  size_t n = nl ? (size_t)(nl - body) : len;
+  while (n > 0 && (body[n - 1] == ' ' || body[n - 1] == '\t' || body[n - 1] == '\r')) n--;
+  return buf_append(out, body, n) == 0 ? 0 : -1;
+}

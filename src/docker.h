@@ -5,9 +5,11 @@
  *   - the exec attach stream: 8-byte frame headers demultiplexed into stdout
  *     and stderr, each capped: the first and last halves of the cap are kept,
  *     the middle is counted and replaced by a marker, so host memory stays
- *     bounded whatever the command prints.
- * The Lua binding (lua_docker.c) drives the requests; policies live in
- * lua/luagent/engine.lua and sandbox.lua. */
+ *     bounded whatever the command prints;
+ *   - the engine's own words in an error response body, read in this one
+ *     place for every layer (the C streams and lua/luagent/engine.lua).
+ * The Lua binding (lua_engine_io.c and its parts) drives the requests;
+ * policies live in lua/luagent/engine.lua and sandbox.lua. */
 #ifndef LUAGENT_DOCKER_H
 #define LUAGENT_DOCKER_H
 
@@ -77,5 +79,13 @@ int docker_capture_feed(docker_capture *c, const char *data, size_t n);
 /* A docker_frame_fn writing into the capture's outputs (ctx: the capture). */
 int docker_capture_frame(void *ctx, int stream, const char *data, size_t n);
 void docker_capture_free(docker_capture *c);
+
+/* The engine's message in an error response body: the top-level "message"
+ * string of a JSON object ({"message": "No such container: x"}), its escapes
+ * decoded (\uXXXX and surrogate pairs as UTF-8); for any other body, its
+ * first line without trailing white space. Appends to out (the message may
+ * contain NUL bytes from \u0000: use out->len). Returns 1 when the message
+ * came from JSON, 0 from the fallback, -1 when out of memory. */
+int docker_error_message(const char *body, size_t len, buf *out);
 
 #endif

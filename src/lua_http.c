@@ -14,7 +14,15 @@
  *   http.sse(on_event) -> on_chunk   parses server-sent events;
  *     on_event{event, data, id, retry}; returning false stops the stream.
  *   http.sse_parser() -> parser      parser:feed(chunk) -> {events...},
- *                                    parser:pending() -> cut inside an event? */
+ *                                    parser:pending() -> cut inside an event?
+ *                                    parser:close(); after it every use raises
+ *                                    "sse parser is closed" (the on_chunk of
+ *                                    http.sse too)
+ *
+ * Handles (lua_util.h's discipline): the request handle that owns a transfer
+ * (internal to one call: http.request's, or an lhttp_perform owner's) and
+ * the SSE parser. Closing a request stops its transfer and wakes its waiter,
+ * which raises "http request is closed" (or "<owner> is closed"). */
 #include <errno.h>
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -27,17 +35,15 @@
 #include "lua_util.h"
 #include "sse.h"
 
-static const char REQUEST_CLASS[] = "luagent.http.request";
-static const char PARSER_CLASS[] = "luagent.http.sse_parser";
-
 #define MAX_PENDING (1 << 20) /* streamed bytes buffered before pausing the transfer */
 
 typedef struct lrequest {
+  luagent_handle handle;
   http_xfer *x;
   wait_slot slot;
   int self;         /* stack index of this userdata in the waiting C frame */
-  lhttp_finish_fn finish;
-  void *finish_ud;
+  lhttp_owner *owner;     /* whose transfer this is (NULL: http.request's own) */
+  lhttp_finish_fn finish; /* with an owner */
   buf pending;      /* streamed bytes not yet given to on_chunk */
   int streaming;
   int paused;
@@ -47,7 +53,12 @@ typedef struct lrequest {
 } lrequest;
 
 /* uservalue slots */
-enum { UV_BODY = 1, UV_ON_CHUNK = 2 };
+enum { UV_BODY = 1, UV_ON_CHUNK = 2, UV_OWNER = 3 };
+
+static int l_request_close(lua_State *L);
+static const luaL_Reg REQUEST_METHODS[] = {{NULL, NULL}};
+static const luagent_handle_class REQUEST = {"luagent.http.request", "http request", REQUEST_METHODS,
+                                             l_request_close, NULL};
 
 static void request_done(http_xfer *x, void *ctx) {
   (void)x;
@@ -72,17 +83,34 @@ static void request_cancel(wait_slot *slot) {
   http_abort(r->x);
 }
 
+/* Idempotent; frees the transfer and wakes a task waiting for it (which
+ * then raises). Never waits: it is also the finalizer. */
 static void release(lrequest *r) {
+  if (r->handle.closed) return;
+  r->handle.closed = 1;
+  if (r->owner && r->owner->request == r) r->owner->request = NULL;
   http_free(r->x);
   r->x = NULL;
   buf_free(&r->pending);
   free(r->header_lines);
   r->header_lines = NULL;
+  wait_slot_complete(&r->slot);
 }
 
-static int l_request_gc(lua_State *L) {
-  release(luaL_checkudata(L, 1, REQUEST_CLASS));
+static int l_request_close(lua_State *L) {
+  release(luagent_check_handle(L, 1, &REQUEST));
   return 0;
+}
+
+void lhttp_owner_close(lhttp_owner *owner) {
+  owner->handle.closed = 1;
+  if (owner->request) release(owner->request);
+}
+
+/* A waiter woken because its request (or the request's owner) was closed. */
+static void check_still_open(lua_State *L, const lrequest *r) {
+  if (r->owner && r->owner->handle.closed) luaL_error(L, "%s is closed", r->owner->what);
+  if (r->handle.closed) luaL_error(L, "%s is closed", REQUEST.what);
 }
 
 /* Joins the headers table into "Name: value\0" lines with a NULL-terminated
@@ -156,8 +184,8 @@ int lhttp_push_failure(lua_State *L, http_xfer *x) {
   return 2;
 }
 
-static int push_response(lua_State *L, http_xfer *x, void *ud) {
-  lrequest *r = ud;
+static int push_response(lua_State *L, lrequest *r) {
+  http_xfer *x = r->x;
   if (http_failed(x) && !r->stopped) return lhttp_push_failure(L, x);
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, http_status(x));
@@ -189,25 +217,36 @@ static int deliver_chunk(lua_State *L, lrequest *r) {
   return request_k(L, LUA_OK, (lua_KContext)r);
 }
 
+/* The transfer ended: the owner's finish, or http.request's response. */
+static int finish_request(lua_State *L, lrequest *r) {
+  if (!r->owner) return push_response(L, r);
+  lhttp_owner *owner = r->owner;
+  owner->request = NULL;
+  return r->finish(L, r->x, owner);
+}
+
 static int request_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   lrequest *r = (lrequest *)ctx;
   if (r->in_callback) {
     r->in_callback = 0;
-    if (lua_toboolean(L, -1) == 0 && !lua_isnil(L, -1)) {
+    int stop = lua_toboolean(L, -1) == 0 && !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    check_still_open(L, r);
+    if (stop) {
       r->stopped = 1;
       http_abort(r->x);
+      return finish_request(L, r);
     }
-    lua_pop(L, 1);
-    if (r->stopped) return r->finish(L, r->x, r->finish_ud);
   }
   luagent_check_cancelled(L, &r->slot);
+  check_still_open(L, r);
   if (r->streaming && r->pending.len > 0) return deliver_chunk(L, r);
   if (!http_finished(r->x) && !r->stopped) {
     wait_slot_init(&r->slot, request_cancel);
     return host_await(L, &r->slot, ctx, request_k);
   }
-  return r->finish(L, r->x, r->finish_ud);
+  return finish_request(L, r);
 }
 
 void lhttp_read_options(lua_State *L, int idx, http_request *req) {
@@ -231,9 +270,7 @@ void lhttp_read_options(lua_State *L, int idx, http_request *req) {
 
 /* Creates the request userdata, reads headers, starts the transfer. */
 static lrequest *start_request(lua_State *L, int opts, http_request *req, const http_sink *sink, int streaming) {
-  lrequest *r = lua_newuserdatauv(L, sizeof *r, 2);
-  memset(r, 0, sizeof *r);
-  luaL_setmetatable(L, REQUEST_CLASS);
+  lrequest *r = luagent_new_handle(L, &REQUEST, sizeof *r, 3);
   r->self = lua_gettop(L);
   r->streaming = streaming;
   if (req->body) {
@@ -251,11 +288,17 @@ static lrequest *start_request(lua_State *L, int opts, http_request *req, const 
 }
 
 int lhttp_perform(lua_State *L, int opts_idx, http_request *req, const http_sink *sink,
-                  lhttp_finish_fn finish, void *ud) {
+                  lhttp_finish_fn finish, int owner_idx) {
   opts_idx = lua_absindex(L, opts_idx);
+  owner_idx = lua_absindex(L, owner_idx);
+  lhttp_owner *owner = lua_touserdata(L, owner_idx);
+  luaL_argcheck(L, owner && !owner->handle.closed && !owner->request, owner_idx, "an open transfer owner");
   lrequest *r = start_request(L, opts_idx, req, sink, 0);
+  lua_pushvalue(L, owner_idx);
+  lua_setiuservalue(L, r->self, UV_OWNER); /* the owner lives as long as its transfer */
+  r->owner = owner;
   r->finish = finish;
-  r->finish_ud = ud;
+  owner->request = r;
   return host_await(L, &r->slot, (lua_KContext)r, request_k);
 }
 
@@ -272,8 +315,6 @@ static int l_request(lua_State *L) {
   if (req.body_file && access(req.body_file, R_OK) != 0)
     return luagent_fail(L, "io", "cannot read request body %s: %s", req.body_file, strerror(errno));
   r = start_request(L, 1, &req, NULL, streaming);
-  r->finish = push_response;
-  r->finish_ud = r;
   if (streaming) {
     opt_function(L, 1, "on_chunk");
     lua_setiuservalue(L, r->self, UV_ON_CHUNK);
@@ -284,8 +325,16 @@ static int l_request(lua_State *L) {
 /* ---- server-sent events ---- */
 
 typedef struct lparser {
+  luagent_handle handle;
   sse_parser p;
 } lparser;
+
+static int l_parser_feed(lua_State *L);
+static int l_parser_pending(lua_State *L);
+static int l_parser_close(lua_State *L);
+static const luaL_Reg PARSER_METHODS[] = {{"feed", l_parser_feed}, {"pending", l_parser_pending}, {NULL, NULL}};
+static const luagent_handle_class PARSER = {"luagent.http.sse_parser", "sse parser", PARSER_METHODS,
+                                            l_parser_close, NULL};
 
 static int collect_event(void *ctx, const sse_event *ev) {
   lua_State *L = ctx;
@@ -308,7 +357,7 @@ static int collect_event(void *ctx, const sse_event *ev) {
 
 /* parser:feed(chunk) -> {events...} */
 static int l_parser_feed(lua_State *L) {
-  lparser *lp = luaL_checkudata(L, 1, PARSER_CLASS);
+  lparser *lp = luagent_check_open(L, 1, &PARSER);
   size_t n;
   const char *chunk = luaL_checklstring(L, 2, &n);
   lua_newtable(L);
@@ -316,21 +365,26 @@ static int l_parser_feed(lua_State *L) {
   return 1;
 }
 
+/* parser:pending() -> did the stream stop inside an event? */
 static int l_parser_pending(lua_State *L) {
-  lparser *lp = luaL_checkudata(L, 1, PARSER_CLASS);
+  lparser *lp = luagent_check_open(L, 1, &PARSER);
   lua_pushboolean(L, sse_pending(&lp->p));
   return 1;
 }
 
-static int l_parser_gc(lua_State *L) {
-  sse_free(&((lparser *)luaL_checkudata(L, 1, PARSER_CLASS))->p);
+/* parser:close() (also <close> and __gc): frees its buffers; idempotent. */
+static int l_parser_close(lua_State *L) {
+  lparser *lp = luagent_check_handle(L, 1, &PARSER);
+  if (lp->handle.closed) return 0;
+  lp->handle.closed = 1;
+  sse_free(&lp->p);
   return 0;
 }
 
+/* http.sse_parser() -> parser */
 static int l_sse_parser(lua_State *L) {
-  lparser *lp = lua_newuserdatauv(L, sizeof *lp, 0);
+  lparser *lp = luagent_new_handle(L, &PARSER, sizeof *lp, 0);
   sse_init(&lp->p);
-  luaL_setmetatable(L, PARSER_CLASS);
   return 1;
 }
 
@@ -359,6 +413,7 @@ static int sse_chunk_k(lua_State *L, int status, lua_KContext ctx) {
 
 static int sse_on_chunk(lua_State *L) {
   lparser *lp = lua_touserdata(L, lua_upvalueindex(1));
+  if (lp->handle.closed) return luaL_error(L, "%s is closed", PARSER.what);
   size_t n;
   const char *chunk = luaL_checklstring(L, 1, &n);
   lua_settop(L, 1);
@@ -380,13 +435,10 @@ static int l_sse(lua_State *L) {
 }
 
 int luaopen_luagent_http(lua_State *L) {
-  static const luaL_Reg request_methods[] = {{"__gc", l_request_gc}, {NULL, NULL}};
-  static const luaL_Reg parser_methods[] = {
-      {"feed", l_parser_feed}, {"pending", l_parser_pending}, {"__gc", l_parser_gc}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
       {"request", l_request}, {"sse", l_sse}, {"sse_parser", l_sse_parser}, {NULL, NULL}};
-  luagent_new_class(L, REQUEST_CLASS, request_methods);
-  luagent_new_class(L, PARSER_CLASS, parser_methods);
+  luagent_register_handle(L, &REQUEST);
+  luagent_register_handle(L, &PARSER);
   luaL_newlib(L, funcs);
   return 1;
 }

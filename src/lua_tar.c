@@ -6,7 +6,9 @@
  *   tar.extract(tar_path, dest [, {strip = "prefix", max_bytes, max_entries}]) -> report | nil, err
  *       report = {files = {{path, size}...}, refused = {{name, reason}...}, bytes}
  *       Absolute names, "..", links leaving dest, devices and fifos are refused
- *       (and listed); nothing is ever written outside dest. */
+ *       (and listed); nothing is ever written outside dest.
+ * The writer and extractor live in handles (lua_tar.h) that each call
+ * closes when done; a forgotten one is closed by the GC. */
 #include "lua_tar.h"
 
 #include <errno.h>
@@ -18,28 +20,43 @@
 
 #include "lua_util.h"
 
-static const char WRITER_CLASS[] = "luagent.tar.writer";
-static const char EXTRACT_CLASS[] = "luagent.tar.extract";
+static int writer_close(lua_State *L);
+static int extract_close(lua_State *L);
+static const luaL_Reg NO_METHODS[] = {{NULL, NULL}};
+static const luagent_handle_class WRITER = {"luagent.tar.writer", "tar writer", NO_METHODS, writer_close, NULL};
+static const luagent_handle_class EXTRACT = {"luagent.tar.extract", "tar extractor", NO_METHODS, extract_close,
+                                             NULL};
 
-typedef struct writer_box {
-  tar_writer *w;
-} writer_box;
-typedef struct extract_box {
-  tar_extract *x;
-} extract_box;
-
-static int writer_gc(lua_State *L) {
-  writer_box *b = luaL_checkudata(L, 1, WRITER_CLASS);
+void ltar_writer_close(ltar_writer *b) {
+  b->handle.closed = 1;
   tar_writer_free(b->w);
   b->w = NULL;
+}
+
+void ltar_extract_close(ltar_extract *b) {
+  b->handle.closed = 1;
+  tar_extract_free(b->x);
+  b->x = NULL;
+}
+
+static int writer_close(lua_State *L) {
+  ltar_writer_close(luagent_check_handle(L, 1, &WRITER));
   return 0;
 }
 
-static int extract_gc(lua_State *L) {
-  extract_box *b = luaL_checkudata(L, 1, EXTRACT_CLASS);
-  tar_extract_free(b->x);
-  b->x = NULL;
+static int extract_close(lua_State *L) {
+  ltar_extract_close(luagent_check_handle(L, 1, &EXTRACT));
   return 0;
+}
+
+tar_writer *ltar_writer_check(lua_State *L, const ltar_writer *b) {
+  if (b->handle.closed) luaL_error(L, "%s is closed", WRITER.what);
+  return b->w;
+}
+
+tar_extract *ltar_extract_check(lua_State *L, const ltar_extract *b) {
+  if (b->handle.closed) luaL_error(L, "%s is closed", EXTRACT.what);
+  return b->x;
 }
 
 static int add_entry(lua_State *L, tar_writer *w, int entry, char *err, size_t errlen) {
@@ -58,12 +75,10 @@ static int add_entry(lua_State *L, tar_writer *w, int entry, char *err, size_t e
   return -1;
 }
 
-tar_writer *ltar_writer_from_entries(lua_State *L, int idx, unsigned uid, unsigned gid) {
+ltar_writer *ltar_writer_from_entries(lua_State *L, int idx, unsigned uid, unsigned gid) {
   idx = lua_absindex(L, idx);
   luaL_checktype(L, idx, LUA_TTABLE);
-  writer_box *b = lua_newuserdatauv(L, sizeof *b, 0);
-  b->w = NULL;
-  luaL_setmetatable(L, WRITER_CLASS);
+  ltar_writer *b = luagent_new_handle(L, &WRITER, sizeof *b, 0);
   b->w = tar_writer_new(uid, gid);
   if (!b->w) luaL_error(L, "out of memory");
   lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
@@ -78,7 +93,7 @@ tar_writer *ltar_writer_from_entries(lua_State *L, int idx, unsigned uid, unsign
       return NULL;
     }
   }
-  return b->w;
+  return b;
 }
 
 void ltar_push_report(lua_State *L, const tar_extract *x) {
@@ -109,13 +124,11 @@ void ltar_push_report(lua_State *L, const tar_extract *x) {
   lua_setfield(L, -2, "bytes");
 }
 
-tar_extract *ltar_extract_new(lua_State *L, const char *dest, int opts) {
+ltar_extract *ltar_extract_new(lua_State *L, const char *dest, int opts) {
   const char *strip = opts ? opt_string(L, opts, "strip", NULL, NULL) : NULL;
   long long max_bytes = opts ? (long long)opt_integer(L, opts, "max_bytes", 0) : 0;
   size_t max_entries = opts ? (size_t)opt_integer(L, opts, "max_entries", 0) : 0;
-  extract_box *b = lua_newuserdatauv(L, sizeof *b, 0);
-  b->x = NULL;
-  luaL_setmetatable(L, EXTRACT_CLASS);
+  ltar_extract *b = luagent_new_handle(L, &EXTRACT, sizeof *b, 0);
   char err[512];
   b->x = tar_extract_new(dest, strip, err, sizeof err);
   if (!b->x) {
@@ -123,7 +136,7 @@ tar_extract *ltar_extract_new(lua_State *L, const char *dest, int opts) {
     return NULL;
   }
   tar_extract_set_limits(b->x, max_bytes, max_entries);
-  return b->x;
+  return b;
 }
 
 static int write_fd(int fd, const char *p, size_t n) {
@@ -144,8 +157,9 @@ static int l_write(lua_State *L) {
     uid = (unsigned)opt_integer(L, 3, "uid", 0);
     gid = (unsigned)opt_integer(L, 3, "gid", 0);
   }
-  tar_writer *w = ltar_writer_from_entries(L, 2, uid, gid);
-  if (!w) return 2;
+  ltar_writer *b = ltar_writer_from_entries(L, 2, uid, gid);
+  if (!b) return 2;
+  tar_writer *w = b->w;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return luagent_fail(L, "io", "cannot create %s: %s", path, strerror(errno));
   char chunk[65536];
@@ -156,11 +170,14 @@ static int l_write(lua_State *L) {
       int saved = errno;
       close(fd);
       unlink(path);
-      if (n == (size_t)-1) return luagent_fail(L, "io", "%s", tar_writer_error(w));
-      return luagent_fail(L, "io", "cannot write %s: %s", path, strerror(saved));
+      if (n == (size_t)-1) luagent_fail(L, "io", "%s", tar_writer_error(w));
+      else luagent_fail(L, "io", "cannot write %s: %s", path, strerror(saved));
+      ltar_writer_close(b);
+      return 2;
     }
     total += (long long)n;
   }
+  ltar_writer_close(b);
   if (close(fd) != 0) return luagent_fail(L, "io", "cannot write %s: %s", path, strerror(errno));
   lua_pushinteger(L, (lua_Integer)total);
   return 1;
@@ -173,11 +190,12 @@ static int l_extract(lua_State *L) {
   int opts = lua_istable(L, 3) ? 3 : 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return luagent_fail(L, errno == ENOENT ? "not_found" : "io", "cannot open %s: %s", path, strerror(errno));
-  tar_extract *x = ltar_extract_new(L, dest, opts);
-  if (!x) {
+  ltar_extract *b = ltar_extract_new(L, dest, opts);
+  if (!b) {
     close(fd);
     return 2;
   }
+  tar_extract *x = b->x;
   char chunk[65536];
   ssize_t got;
   int rc = 0;
@@ -188,22 +206,18 @@ static int l_extract(lua_State *L) {
   }
   close(fd);
   if (rc == 0) rc = tar_extract_finish(x);
-  if (rc != 0) return luagent_fail(L, "tar", "%s: %s", path, tar_extract_error(x));
-  ltar_push_report(L, x);
-  return 1;
+  if (rc != 0)
+    luagent_fail(L, "tar", "%s: %s", path, tar_extract_error(x));
+  else
+    ltar_push_report(L, x);
+  ltar_extract_close(b);
+  return rc != 0 ? 2 : 1;
 }
 
 int luaopen_luagent_tar(lua_State *L) {
   static const luaL_Reg funcs[] = {{"write", l_write}, {"extract", l_extract}, {NULL, NULL}};
-  if (luaL_newmetatable(L, WRITER_CLASS)) {
-    lua_pushcfunction(L, writer_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  if (luaL_newmetatable(L, EXTRACT_CLASS)) {
-    lua_pushcfunction(L, extract_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 2);
+  luagent_register_handle(L, &WRITER);
+  luagent_register_handle(L, &EXTRACT);
   luaL_newlib(L, funcs);
   return 1;
 }

@@ -9,7 +9,9 @@
  *  - tar_extract writes what GET .../archive returns onto the host. It is a
  *    security boundary: nothing is ever written outside the destination, and
  *    no symlink is ever followed while extracting. Hostile entries are refused
- *    (recorded with a reason) and the rest of the archive still extracts. */
+ *    (recorded with a reason) and the rest of the archive still extracts.
+ * One file each: tar_writer.c, tar_reader.c, tar_extract.c; what they share
+ * (block layout, checksum, small containers) is tar_internal.h/tar_common.c. */
 #ifndef LUAGENT_TAR_H
 #define LUAGENT_TAR_H
 

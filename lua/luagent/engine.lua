@@ -7,12 +7,14 @@
 --
 -- JSON calls go through luagent.http on the engine's socket (one reused
 -- connection); streaming calls (exec, archives) through luagent.engine_io.
--- The API version is negotiated with GET /_ping. Errors are values:
--- {kind = "docker_unreachable" | "not_found" | "conflict" | "docker", status, message},
--- and the message always carries the engine's own words.
+-- The API version is negotiated with GET /_ping. Errors are luagent.errors
+-- values of kind docker_unreachable | not_found | conflict | docker (with
+-- status and engine_message), and the message always carries the engine's
+-- own words: an error body is read in one place, engine_io.engine_error.
 local http = require "luagent.http"
 local json = require "luagent.json"
 local engine_io = require "luagent.engine_io"
+local errors = require "luagent.errors"
 
 local engine = {}
 
@@ -68,12 +70,9 @@ local function why_unreachable(endpoint, err)
 end
 
 local function unreachable(endpoint, err)
-  return setmetatable({
-    kind = "docker_unreachable",
-    message = ("cannot reach the Docker engine at %s: %s. %s"):format(endpoint.description,
-      why_unreachable(endpoint, err), how_to_start(endpoint)),
-    endpoint = endpoint.description,
-  }, getmetatable(err))
+  return errors.new("docker_unreachable", ("cannot reach the Docker engine at %s: %s. %s"):format(
+    endpoint.description, why_unreachable(endpoint, err), how_to_start(endpoint)),
+    {endpoint = endpoint.description})
 end
 
 -- Connects and negotiates the API version. opts.host overrides DOCKER_HOST.
@@ -93,8 +92,8 @@ function engine.connect(opts)
   end
   local server = res.headers["api-version"] or engine.MIN_API
   if version_number(server) < version_number(engine.MIN_API) then
-    return nil, {kind = "docker", message = ("the Docker engine at %s speaks API %s; luagent needs %s or newer")
-      :format(endpoint.description, server, engine.MIN_API)}
+    return errors.fail("docker", ("the Docker engine at %s speaks API %s; luagent needs %s or newer")
+      :format(endpoint.description, server, engine.MIN_API))
   end
   local version = version_number(server) < version_number(engine.MAX_API) and server or engine.MAX_API
   return setmetatable({
@@ -114,23 +113,11 @@ function Client:options(path, extra)
   return o
 end
 
-local KIND_BY_STATUS = {[404] = "not_found", [409] = "conflict"}
-
--- The engine's own message from an error body ({"message": "..."}).
-local function engine_message(body)
-  local decoded = json.decode(body or "")
-  if type(decoded) == "table" and type(decoded.message) == "string" then return decoded.message end
-  return (body or ""):gsub("%s+$", "")
-end
-
+-- engine.error_from_response(res, what) -> err   for an answer with an error
+-- status: kind not_found (404), conflict (409) or docker; status,
+-- engine_message; message "WHAT: Docker engine says: MSG (HTTP N)".
 function engine.error_from_response(res, what)
-  local message = engine_message(res.body)
-  return setmetatable({
-    kind = KIND_BY_STATUS[res.status] or "docker",
-    status = res.status,
-    engine_message = message,
-    message = ("%s: Docker engine says: %s (HTTP %d)"):format(what, message, res.status),
-  }, {__tostring = function(e) return e.kind .. ": " .. e.message end})
+  return engine_io.engine_error(res.status, res.body, what)
 end
 
 -- client:call(method, path, body, {query, timeout}) -> decoded JSON (or true) | nil, err

@@ -99,6 +99,75 @@ static void a_huge_write_keeps_memory_bounded(void) {
   capped_free(&c);
 }
 
+
+/* The message docker_error_message finds in body (NUL-terminated text). */
+static int message_of(const char *body, buf *out) {
+  buf_clear(out);
+  return docker_error_message(body, strlen(body), out);
+}
+
+static void error_bodies_give_the_engines_message(void) {
+  buf m = BUF_INIT;
+  CHECK(message_of("{\"message\":\"No such container: abc\"}\n", &m) == 1);
+  CHECK_STR(m.data, "No such container: abc");
+  /* white space around tokens, other fields before and after */
+  CHECK(message_of(" {\n \"status\" : 404 , \"message\" : \"gone\" , \"ok\": false, \"n\": null}\r\n", &m) == 1);
+  CHECK_STR(m.data, "gone");
+  /* escapes, including a quote and a backslash that a strstr scan would stop at */
+  CHECK(message_of("{\"message\":\"say \\\"hi\\\" in C:\\\\tmp\\n\\ttab \\/ slash\"}", &m) == 1);
+  CHECK_STR(m.data, "say \"hi\" in C:\\tmp\n\ttab / slash");
+  /* \uXXXX: BMP characters as UTF-8, a surrogate pair as one 4-byte sequence */
+  CHECK(message_of("{\"message\":\"caf\\u00e9 \\u20AC \\ud83d\\ude00\"}", &m) == 1);
+  CHECK_STR(m.data, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  /* a lone surrogate becomes U+FFFD */
+  CHECK(message_of("{\"message\":\"x\\ud800y\"}", &m) == 1);
+  CHECK_STR(m.data, "x\xef\xbf\xbdy");
+  /* \u0000 is kept: the length counts it */
+  CHECK(message_of("{\"message\":\"a\\u0000b\"}", &m) == 1);
+  CHECK(m.len == 3 && m.data[1] == '\0' && m.data[2] == 'b');
+  buf_free(&m);
+}
+
+static void only_the_top_level_message_counts(void) {
+  buf m = BUF_INIT;
+  /* a nested "message" (and brackets inside strings) is not the answer */
+  CHECK(message_of("{\"detail\":{\"message\":\"inner\"},\"x\":\"}{[\",\"message\":\"outer\"}", &m) == 1);
+  CHECK_STR(m.data, "outer");
+  CHECK(message_of("{\"errors\":[{\"message\":\"inner\"}],\"id\":\"x\"}", &m) == 0);
+  CHECK_STR(m.data, "{\"errors\":[{\"message\":\"inner\"}],\"id\":\"x\"}");
+  /* a key that merely ends in "message" */
+  CHECK(message_of("{\"errormessage\":\"no\"}", &m) == 0);
+  /* a "message" that is not a string */
+  CHECK(message_of("{\"message\":42}", &m) == 0);
+  CHECK_STR(m.data, "{\"message\":42}");
+  /* the last of two, as a JSON decoder keeps it */
+  CHECK(message_of("{\"message\":\"first\",\"message\":\"second\"}", &m) == 1);
+  CHECK_STR(m.data, "second");
+  buf_free(&m);
+}
+
+static void other_bodies_give_their_first_line(void) {
+  buf m = BUF_INIT;
+  CHECK(message_of("page not found  \r\nmore text\n", &m) == 0);
+  CHECK_STR(m.data, "page not found");
+  CHECK(message_of("", &m) == 0);
+  CHECK(m.len == 0);
+  /* broken JSON: cut, a bad escape, text after the object, a string key missing */
+  CHECK(message_of("{\"message\":\"cut", &m) == 0);
+  CHECK_STR(m.data, "{\"message\":\"cut");
+  CHECK(message_of("{\"message\":\"bad \\x escape\"}", &m) == 0);
+  CHECK(message_of("{\"message\":\"a\"} trailing", &m) == 0);
+  CHECK_STR(m.data, "{\"message\":\"a\"} trailing");
+  CHECK(message_of("{message:\"a\"}", &m) == 0);
+  CHECK(message_of("[\"message\",\"a\"]", &m) == 0);
+  CHECK(message_of("{\"message\":\"bad \\u12G4\"}", &m) == 0);
+  CHECK(message_of("{\"message\":\"raw\nnewline\"}", &m) == 0);
+  CHECK_STR(m.data, "{\"message\":\"raw");
+  buf_clear(&m);
+  CHECK(docker_error_message(NULL, 0, &m) == 0 && m.len == 0);
+  buf_free(&m);
+}
+
 int main(void) {
   RUN(endpoints);
   RUN(demux_splits_streams_whatever_the_chunking);
@@ -106,5 +175,8 @@ int main(void) {
   RUN(caps_keep_head_and_tail);
   RUN(output_that_fits_is_whole);
   RUN(a_huge_write_keeps_memory_bounded);
+  RUN(error_bodies_give_the_engines_message);
+  RUN(only_the_top_level_message_counts);
+  RUN(other_bodies_give_their_first_line);
   TEST_EXIT();
 }
