@@ -223,9 +223,11 @@ function Box:close()
   if self.closed and not self.close_error then return true end
   if not self.closed then
     if self.save and not self.saved then
-      local ok, err = pcall(require("luagent.outputs").collect, self, self.save.from, self.save.to,
-                            {required = self.save.required})
-      if not ok then io.stderr:write("luagent: could not save the sandbox's outputs: ", tostring(err), "\n") end
+      local ok, report, err = pcall(require("luagent.outputs").collect, self, self.save.from, self.save.to,
+                                    {required = self.save.required})
+      if not (ok and report) then
+        io.stderr:write("luagent: could not save the sandbox's outputs: ", tostring(ok and err or report), "\n")
+      end
     end
     self.closed = true
   end
