@@ -301,13 +301,10 @@ function Session:_executor()
   return self.executor
 end
 
-local function closed_error()
-  return errors.fail("closed", "this sandbox session is closed")
-end
-
--- Runs one job to its end; returns the result and the executor's own view of it.
+-- Runs one job to its end: result, nil, the executor and its own view of
+-- the result | nil, err.
 function Session:_run(job)
-  if self.closing then return closed_error() end
+  if self.closing then return errors.fail("closed", ("the sandbox session %s is closed"):format(self.id)) end
   local started = loop.now()
   local ex = self:_executor()
   local ok, err = ex:start(job)
@@ -326,7 +323,7 @@ function Session:_run(job)
     oom_killed = self:_oom_killed(exit_code, timed_out, raw.oom), truncated = raw.truncated,
     duration = loop.now() - started, stdout_bytes = raw.stdout_bytes, stderr_bytes = raw.stderr_bytes,
     restarted = restarted,
-  }, ex, raw
+  }, nil, ex, raw
 end
 
 function Session:exec(job)
@@ -336,8 +333,8 @@ function Session:exec(job)
 end
 
 function Session:_python(code, opts)
-  local result, ex, raw = self:_run({python = code, timeout = opts.timeout, max_output = opts.max_output})
-  if not result then return nil, ex end
+  local result, err, ex, raw = self:_run({python = code, timeout = opts.timeout, max_output = opts.max_output})
+  if not result then return nil, err end
   result.persistent = ex.persistent
   if ex.persistent then
     result.state_lost = raw.state_lost or self.python_lost
