@@ -1,12 +1,14 @@
 -- luagent.image: builds the sandbox image, online from sandbox/Dockerfile or
 -- offline from Debian packages (sandbox/build-offline.sh + an import), and
 -- labels it with a hash of its recipe so an up-to-date image is never rebuilt.
+-- Failures are `nil, err` (a luagent.errors value: docker, build, permission, ...).
 local http = require "luagent.http"
 local json = require "luagent.json"
 local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 local tar = require "luagent.tar"
 local engine = require "luagent.engine"
+local errors = require "luagent.errors"
 
 local image = {}
 
@@ -36,7 +38,7 @@ function image.status(client, ref)
   local info, err = client:call("GET", "/images/" .. ref .. "/json")
   if not info then
     if err.kind == "not_found" then return {present = false} end
-    return nil, err
+    return nil, errors.from(err)
   end
   local labels = info.Config and info.Config.Labels
   local recipe = type(labels) == "table" and labels[image.LABEL] or nil
@@ -61,14 +63,15 @@ local function stream_progress(request, say)
     pending = pending:match("([^\n]*)$")
   end
   local res, err = http.request(request)
-  if not res then return nil, err end
-  if res.status ~= 200 then return nil, {kind = "docker", message = ("HTTP %d from the engine"):format(res.status)} end
-  if failure then return nil, {kind = "docker", message = failure} end
+  if not res then return nil, errors.from(err) end
+  if res.status ~= 200 then return errors.fail("docker", ("HTTP %d from the engine"):format(res.status)) end
+  if failure then return errors.fail("docker", failure) end
   return true
 end
 
 local function build_online(client, hash, say)
-  local dir = assert(fs.temp_dir("luagent-build"))
+  local dir, derr = fs.temp_dir("luagent-build")
+  if not dir then return nil, errors.from(derr) end
   local context = dir .. "/context.tar"
   local ok, err = tar.write(context, {{name = "Dockerfile", data = sys.asset("sandbox/Dockerfile")}})
   if ok then
@@ -79,7 +82,8 @@ local function build_online(client, hash, say)
     }), say)
   end
   fs.remove(dir)
-  return ok, err
+  if not ok then return nil, errors.from(err) end
+  return true
 end
 
 local urlencode = engine.urlencode
@@ -87,17 +91,22 @@ local urlencode = engine.urlencode
 local function build_offline(client, hash, say)
   local _, uid = sys.execute({"id", "-u"})
   if uid:match("%d+") ~= "0" then
-    return nil, {kind = "permission",
-                 message = "the offline build runs debootstrap, which needs root (sudo luagent sandbox build --offline)"}
+    return errors.fail("permission",
+      "the offline build runs debootstrap, which needs root (sudo luagent sandbox build --offline)")
   end
-  local dir = assert(fs.temp_dir("luagent-build"))
+  local dir, derr = fs.temp_dir("luagent-build")
+  if not dir then return nil, errors.from(derr) end
   local script = dir .. "/build-offline.sh"
-  assert(fs.write(script, sys.asset("sandbox/build-offline.sh"), 493))
+  local written, werr = fs.write(script, sys.asset("sandbox/build-offline.sh"), 493)
+  if not written then
+    fs.remove(dir)
+    return nil, errors.from(werr)
+  end
   local rootfs = "/var/tmp/luagent-rootfs-" .. sys.pid() .. ".tar"
   local code = sys.execute({"sh", script, rootfs}, {inherit = true})
   local ok, err = code == 0, nil
   if not ok then
-    err = {kind = "build", message = "sandbox/build-offline.sh failed (exit " .. code .. "); see its output above"}
+    err = errors.new("build", "sandbox/build-offline.sh failed (exit " .. code .. "); see its output above")
   end
   if ok then
     say("importing the root filesystem into the engine")
@@ -112,7 +121,8 @@ local function build_offline(client, hash, say)
   end
   os.remove(rootfs)
   fs.remove(dir)
-  return ok, err
+  if not ok then return nil, errors.from(err) end
+  return true
 end
 
 -- image.build(client, {offline, online, force, say}) -> "built" | "up to date" | nil, err
@@ -136,7 +146,7 @@ function image.build(client, opts)
   if not ok then return nil, err end
   status = image.status(client)
   if not (status and status.up_to_date) then
-    return nil, {kind = "build", message = "the image was imported but does not carry the recipe label"}
+    return errors.fail("build", "the image was imported but does not carry the recipe label")
   end
   return "built"
 end

@@ -10,7 +10,10 @@
 --
 -- Keys are workspace paths (relative, or absolute under /workspace). Every host
 -- path is checked before anything starts: a missing file fails naming its key.
+-- Failures are `nil, err` (a luagent.errors value of kind not_found,
+-- bad_entry or io, with the entry's key).
 local fs = require "luagent.fs"
+local errors = require "luagent.errors"
 
 local manifest = {}
 
@@ -30,7 +33,7 @@ function manifest.text(text)
 end
 
 local function fail(kind, key, fmt, ...)
-  return nil, {kind = kind, key = key, message = ("manifest entry '%s': " .. fmt):format(key, ...)}
+  return errors.fail(kind, ("manifest entry '%s': " .. fmt):format(key, ...), {key = key})
 end
 
 -- "/workspace/a/./b/" -> "a/b"; nil for paths that leave the workspace.
@@ -96,7 +99,7 @@ function manifest.entries(m)
   local keys = {}
   for key in pairs(m or {}) do
     if type(key) ~= "string" then
-      return nil, {kind = "bad_entry", message = "manifest keys must be workspace paths (strings)"}
+      return errors.fail("bad_entry", "manifest keys must be workspace paths (strings)")
     end
     keys[#keys + 1] = key
   end

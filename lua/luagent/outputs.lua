@@ -6,9 +6,13 @@
 --
 -- The files are extracted safely (nothing lands outside `host_dir`), then
 -- listed with their sizes and sha256 in manifest.json beside that folder.
+-- What could not be extracted is said in report.error (the message) and the
+-- manifest; `nil, err` (a luagent.errors value) when the manifest cannot be
+-- written.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local sys = require "luagent.sys"
+local errors = require "luagent.errors"
 
 local outputs = {}
 
@@ -42,8 +46,9 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
   local manifest = host_dir:gsub("/[^/]+$", "") .. "/manifest.json"
   local report = {dir = host_dir, files = files, missing = missing, refused = refused, manifest = manifest,
                   error = err and err.message}
-  assert(fs.write(manifest, json.encode({run_id = luagent.run_id(), files = json.array(files),
-    missing = json.array(missing), refused = json.array(refused), error = report.error}, {indent = 2}) .. "\n"))
+  local written, werr = fs.write(manifest, json.encode({run_id = luagent.run_id(), files = json.array(files),
+    missing = json.array(missing), refused = json.array(refused), error = report.error}, {indent = 2}) .. "\n")
+  if not written then return nil, errors.wrap(werr, "writing " .. manifest) end
   return report
 end
 

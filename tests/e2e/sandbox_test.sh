@@ -35,6 +35,28 @@ run_luagent run "$TMP/forgets.lua"
 check "a session the recipe forgot to close is removed when the run ends" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && [ \$(docker ps -aq --filter label=luagent.test=$key-forgot | wc -l) -eq 0 ]"
 
+cat > "$TMP/garbage.lua" <<LUA
+local sandbox = require "luagent.sandbox"
+local function forget()
+  local box = assert(sandbox.open{labels = {["luagent.test"] = "$key-garbage"}})
+  assert(box:exec("true"))
+  return box.container
+end
+local id = forget()
+local client = assert(sandbox.engine())
+local calls, real = 0, client.call
+client.call = function(...) calls = calls + 1 return real(...) end
+collectgarbage(); collectgarbage()
+client.call = nil
+local info = client:call("GET", "/containers/" .. id .. "/json")
+print(("engine calls while collecting: %d; still running: %s"):format(calls, tostring(info and info.State.Running)))
+LUA
+run_luagent run "$TMP/garbage.lua"
+check "a box that became garbage is left alone by the collector and removed when the run ends" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'engine calls while collecting: 0; still running: true' $TMP/stdout &&
+  [ \$(docker ps -aq --filter label=luagent.test=$key-garbage | wc -l) -eq 0 ] &&
+  [ \$(docker volume ls -q --filter label=luagent.test=$key-garbage | wc -l) -eq 0 ]"
+
 cat > "$TMP/fails.lua" <<LUA
 local sandbox = require "luagent.sandbox"
 local box = assert(sandbox.open{labels = {["luagent.test"] = "$key-error"}})

@@ -357,7 +357,25 @@ t.test("close removes the container and its workspace volume", function()
   t.eq(err.kind, "not_found")
   local _, verr = client:call("GET", "/volumes/" .. volume)
   t.eq(verr.kind, "not_found")
-  t.raises(function() s:exec("true") end, "closed")
+  local r, cerr = s:exec("true")
+  t.eq(r, nil); t.eq(cerr.kind, "closed"); t.match(cerr.message, "closed")
+end)
+
+t.test("a box nobody closes is left alone by the garbage collector (close_all removes it at the end)", function()
+  local client = assert(sandbox.engine())
+  local function forget() -- the box is unreachable once this returns
+    local forgotten = assert(sandbox.open{})
+    assert(forgotten:exec("true"))
+    return forgotten.container
+  end
+  local id = forget()
+  local calls, real = 0, client.call
+  client.call = function(...) calls = calls + 1 return real(...) end
+  collectgarbage()
+  collectgarbage()
+  client.call = nil
+  t.eq(calls, 0, "engine calls made while collecting garbage")
+  t.eq(assert(client:call("GET", "/containers/" .. id .. "/json")).State.Running, true, "the container still runs")
 end)
 
 t.test("bad options raise naming the option", function()

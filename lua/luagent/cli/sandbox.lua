@@ -1,6 +1,9 @@
 -- luagent sandbox build [--offline | --online] [--force] | ls | prune [--all]
+-- Each command returns its exit status, or nil and a luagent.errors value
+-- that main prints (a usage error exits 2, any other 1).
+local errors = require "luagent.errors"
 local engine = require "luagent.engine"
-local sandbox = require "luagent.sandbox"
+local leftovers = require "luagent.sandbox.leftovers"
 local image = require "luagent.image"
 
 local cli = {}
@@ -12,17 +15,17 @@ usage: luagent sandbox build [--offline | --online] [--force]   build luagent-sa
 
 local function connect()
   local client, err = engine.connect()
-  if not client then io.stderr:write("luagent: ", err.message, "\n") end
+  if not client then return nil, errors.from(err) end
   return client
 end
 
+-- The --flags after the command, each one of `allowed`.
 local function flags(args, allowed)
   local set = {}
   for i = 2, #args do
     local name = args[i]:match("^%-%-([%w-]+)$")
     if not name or not allowed[name] then
-      io.stderr:write(("luagent: unknown option '%s' for 'sandbox %s'\n%s\n"):format(args[i], args[1], USAGE))
-      return nil
+      return errors.fail("config", ("unknown option '%s' for 'sandbox %s'"):format(args[i], args[1]), {usage = true})
     end
     set[name] = true
   end
@@ -30,16 +33,15 @@ local function flags(args, allowed)
 end
 
 local function build(args)
-  local f = flags(args, {offline = true, online = true, force = true})
-  if not f then return 2 end
-  local client = connect()
-  if not client then return 1 end
-  local result, err = image.build(client, {offline = f.offline, online = f.online, force = f.force,
+  local f, err = flags(args, {offline = true, online = true, force = true})
+  if not f then return nil, err end
+  local client
+  client, err = connect()
+  if not client then return nil, err end
+  local result
+  result, err = image.build(client, {offline = f.offline, online = f.online, force = f.force,
     say = function(line) print("  " .. line) end})
-  if not result then
-    io.stderr:write("luagent: building the sandbox image failed: ", err.message, "\n")
-    return 1
-  end
+  if not result then return nil, errors.wrap(err, "building the sandbox image failed") end
   print(("%s: %s (recipe %s)"):format(image.REF, result, image.recipe_hash()))
   return 0
 end
@@ -52,14 +54,14 @@ local function age(created)
 end
 
 local function ls(args)
-  if not flags(args, {}) then return 2 end
-  local client = connect()
-  if not client then return 1 end
-  local list, err = sandbox.list(client)
-  if not list then
-    io.stderr:write("luagent: ", err.message, "\n")
-    return 1
-  end
+  local ok, err = flags(args, {})
+  if not ok then return nil, err end
+  local client
+  client, err = connect()
+  if not client then return nil, err end
+  local list
+  list, err = leftovers.list(client)
+  if not list then return nil, err end
   if #list == 0 then
     print("no luagent sandboxes")
     return 0
@@ -73,15 +75,14 @@ local function ls(args)
 end
 
 local function prune(args)
-  local f = flags(args, {all = true})
-  if not f then return 2 end
-  local client = connect()
-  if not client then return 1 end
-  local removed, err = sandbox.prune(client, {all = f.all})
-  if not removed then
-    io.stderr:write("luagent: ", err.message, "\n")
-    return 1
-  end
+  local f, err = flags(args, {all = true})
+  if not f then return nil, err end
+  local client
+  client, err = connect()
+  if not client then return nil, err end
+  local removed
+  removed, err = leftovers.prune(client, {all = f.all})
+  if not removed then return nil, err end
   for _, c in ipairs(removed) do print("removed " .. c.name) end
   print(("%d sandbox%s removed"):format(#removed, #removed == 1 and "" or "es"))
   return 0
@@ -94,7 +95,14 @@ function cli.main(args)
     io.stderr:write(USAGE, "\n")
     return 2
   end
-  return command(args)
+  local status, err = command(args)
+  if status then return status end
+  io.stderr:write("luagent: ", err.message, "\n")
+  if err.usage then
+    io.stderr:write(USAGE, "\n")
+    return 2
+  end
+  return 1
 end
 
 return cli
