@@ -2,6 +2,7 @@
 -- Used by meta_spec.lua; small on purpose.
 --
 --   check.missing(text, "sandbox", sandbox_module)  -> {"new_function", ...}
+--   check.stale(text, "sandbox", sandbox_module)    -> {"removed_function", ...}
 --   check.source_methods(source, into)              -> {Class = {method = true}}
 local check = {}
 
@@ -30,6 +31,17 @@ function check.missing(text, owner, tbl, skip)
   end
   table.sort(missing)
   return missing
+end
+
+-- The functions `text` declares on `owner` that `tbl` does not have (stale
+-- annotations), sorted. `owner` is a plain identifier.
+function check.stale(text, owner, tbl)
+  local stale = {}
+  for name in text:gmatch("\nfunction " .. owner .. "[.:]([%a_][%w_]*)%s*%(") do
+    if tbl[name] == nil then stale[#stale + 1] = name end
+  end
+  table.sort(stale)
+  return stale
 end
 
 -- The public methods Lua source defines on capitalised locals (classes):

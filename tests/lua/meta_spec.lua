@@ -75,6 +75,11 @@ t.test("the checker reports a function added without an annotation", function()
   t.ok(not check.declared("\n---@field run fun()", "X", "run", true))
 end)
 
+t.test("the checker reports an annotation of a function that is gone", function()
+  local text = "\nfunction fake.kept(x) end\nfunction fake.removed() end\nfunction Other.kept() end\n"
+  t.same(check.stale(text, "fake", {kept = print}), {"removed"})
+end)
+
 t.test("the checker finds the methods Lua source defines", function()
   local found = check.source_methods("\nfunction Box:exec(cmd)\nend\nfunction Box:_private()\nend\n"
     .. "function Pool.take(n) end\nfunction helper() end\nlocal function Hidden() end\n")
@@ -116,6 +121,20 @@ t.test("every public function of every module is annotated", function()
     end
   end
   no_gaps(gaps, "module functions and fields")
+end)
+
+t.test("no annotation names a module function that does not exist", function()
+  local stale = {}
+  for _, module in ipairs(sorted_keys(MODULES)) do
+    local file, owner = MODULES[module][1], MODULES[module][2]
+    for _, name in ipairs(check.stale(meta(file), owner, (require(module)))) do
+      stale[#stale + 1] = ("%s.%s (in %s)"):format(module, name, file)
+    end
+  end
+  for _, name in ipairs(check.stale(meta("luagent.lua"), "luagent", luagent)) do
+    stale[#stale + 1] = "luagent." .. name
+  end
+  t.ok(#stale == 0, "annotated but not there: " .. table.concat(stale, ", "))
 end)
 
 t.test("every function of the luagent global is annotated", function()
@@ -180,6 +199,9 @@ t.test("every method of the Lua classes is annotated", function()
           gaps[#gaps + 1] = ("%s:%s (in %s)"):format(class, method, CLASSES[class])
         end
       end
+      for _, method in ipairs(check.stale(text, class, found[class])) do
+        gaps[#gaps + 1] = ("%s:%s is annotated in %s but defined nowhere"):format(class, method, CLASSES[class])
+      end
     elseif not INTERNAL[class] then
       gaps[#gaps + 1] = ("class %s (annotate it, or list it as internal in meta_spec.lua)"):format(class)
     end
@@ -194,8 +216,15 @@ t.test("every method of the C handle classes a recipe gets is annotated", functi
   for _, name in ipairs(check.missing(meta("luagent.lua"), "Task", check.methods_of(task))) do
     gaps[#gaps + 1] = "task:" .. name
   end
-  for _, name in ipairs(check.missing(meta("http.lua"), "SseParser", check.methods_of(luagent.http.sse_parser()))) do
+  local parser = check.methods_of(luagent.http.sse_parser())
+  for _, name in ipairs(check.missing(meta("http.lua"), "SseParser", parser)) do
     gaps[#gaps + 1] = "sse_parser:" .. name
+  end
+  for _, name in ipairs(check.stale(meta("luagent.lua"), "Task", check.methods_of(task))) do
+    gaps[#gaps + 1] = "task:" .. name .. " is annotated but not there"
+  end
+  for _, name in ipairs(check.stale(meta("http.lua"), "SseParser", parser)) do
+    gaps[#gaps + 1] = "sse_parser:" .. name .. " is annotated but not there"
   end
   no_gaps(gaps, "handle methods")
 end)
