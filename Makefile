@@ -29,8 +29,11 @@ LDLIBS  += -ldl -lm
 
 SRC       := $(wildcard src/*.c)
 CORE_SRC  := $(filter-out src/main.c,$(SRC))
-LUA_FILES := $(shell find lua -name '*.lua' | LC_ALL=C sort)
-ASSETS    := $(shell find sandbox -type f 2>/dev/null | LC_ALL=C sort)
+# lua/meta/ holds LuaLS annotations (definitions, not modules): embedded as
+# assets for `luagent meta`, installed to share/luagent/meta
+LUA_FILES := $(shell find lua -name '*.lua' -not -path 'lua/meta/*' | LC_ALL=C sort)
+META_FILES := $(shell find lua/meta -name '*.lua' 2>/dev/null | LC_ALL=C sort)
+ASSETS    := $(shell find sandbox -type f 2>/dev/null | LC_ALL=C sort) $(META_FILES)
 OBJ       := $(SRC:src/%.c=build/%.o) build/embedded.o
 
 .PHONY: all test check asan demo deps install bench clean check-deps
@@ -99,6 +102,8 @@ bench: deps
 install: luagent
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 luagent $(DESTDIR)$(PREFIX)/bin/luagent
+	install -d $(DESTDIR)$(PREFIX)/share/luagent/meta
+	install -m 644 $(META_FILES) $(DESTDIR)$(PREFIX)/share/luagent/meta/
 
 clean:
 	rm -rf build luagent

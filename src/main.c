@@ -156,6 +156,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "sandbox") == 0) return cmd_module("luagent.cli.sandbox", argc - 2, argv + 2);
   if (strcmp(cmd, "doctor") == 0) return cmd_module("luagent.cli.doctor", argc - 2, argv + 2);
+  if (strcmp(cmd, "meta") == 0) return cmd_module("luagent.cli.meta", argc - 2, argv + 2);
   if (strcmp(cmd, "trace") == 0) return cmd_module("luagent.cli.trace", argc - 2, argv + 2);
   return usage_error("unknown command '%s'", cmd);
 }

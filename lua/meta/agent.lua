@@ -1,0 +1,85 @@
+---@meta luagent.agent
+-- luagent.agent: the write-run-observe loop (lua/luagent/agent.lua).
+-- LuaLS annotations: definitions only.
+--
+--   local analyst = agent.new{name = "Analyst", instructions = "...",
+--     model = model.from(cfg.model), tools = tools.standard(box), max_turns = 20,
+--     budget = {tokens = 300000, cost = 2.00}, outputs = {"output/report.md"}}
+--   local result = analyst:run("Find the anomaly in input/data.csv")
+--
+-- The loop calls the model, runs the tool calls it asks for (several at once
+-- when it asks for several), gives the results back, and stops at a final
+-- answer, max_turns or the budget: a limit is a normal outcome with the
+-- transcript kept. Unknown tools, arguments that are not valid JSON and tools
+-- that raise all become results the model reads and can fix.
+-- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
+
+---@class luagent.Budget
+---@field tokens? integer input + output tokens over all turns
+---@field cost? number US dollars (only counted while every price is known)
+
+---An event of the loop (on_step): agent_start, agent_turn, tool_call,
+---tool_result, agent_reminder, agent_limit, agent_end.
+---@class luagent.AgentStep
+---@field type string
+---@field agent string the agent's name
+---@field run string the run's id
+---@field turn integer?
+---@field [string] any
+
+---What agent.new takes.
+---@class luagent.AgentSpec
+---@field model luagent.Model|luagent.FallbackModel|luagent.ScriptedModel anything with :complete
+---@field name? string shown in the trace, default "agent"
+---@field instructions? string the system prompt
+---@field tools? luagent.Tool[] plain tool tables (see luagent.tools)
+---@field max_turns? integer model calls at most, default 20
+---@field budget? luagent.Budget
+---@field outputs? string[] workspace files (globs) that must exist before the agent may finish
+---@field max_tool_output? integer longer tool results are cut to head and tail (default 16000 characters)
+---@field on_step? fun(step: luagent.AgentStep) every model turn and tool call
+---@field on_limit? fun(result: luagent.AgentResult): string? turns a max_turns or budget stop into a final answer
+---@field temperature? number
+---@field max_tokens? integer per model call
+---@field stream? boolean stream the model's answers
+---@field on_delta? fun(text: string) streamed text
+---@field retry? luagent.RetryPolicy per model call (default: the model's)
+---@field workspace? luagent.Box where long outputs are kept and outputs are checked (default: the first sandbox tool's box)
+
+---What agent:run returns.
+---@class luagent.AgentResult
+---@field output string? the final answer (or the last text before a limit)
+---@field turns integer model calls made
+---@field usage luagent.Usage tokens over all turns
+---@field cost number? US dollars; nil when some price is unknown
+---@field transcript luagent.Message[] every message, for a later run{messages = ...}
+---@field stopped_by "answer"|"max_turns"|"budget"|"error"
+---@field error luagent.Error? the model's error when stopped_by is "error"
+---@field missing_outputs string[]? declared outputs that never appeared
+---@field duration number seconds
+
+---@class luagent.agent
+local agent = {}
+
+---Makes an agent (a plain value: the same agent can run twice at once).
+---Wrong options raise.
+---@param spec luagent.AgentSpec
+---@return luagent.Agent
+function agent.new(spec) end
+
+---An agent made by agent.new; its fields are the spec's, with defaults.
+---@class luagent.Agent: luagent.AgentSpec
+---@field name string
+---@field tools luagent.Tool[]
+---@field max_turns integer
+---@field outputs string[]
+local Agent = {}
+
+---Runs the loop on a task until a final answer, max_turns or the budget.
+---`opts.messages` continues an earlier transcript.
+---@param task string?
+---@param opts? {messages?: luagent.Message[]}
+---@return luagent.AgentResult
+function Agent:run(task, opts) end
+
+return agent

@@ -1,0 +1,401 @@
+---@meta _
+-- The low-level modules under the recipe API: the event loop, host facts,
+-- the event bus, manifests, tar files and the two Docker layers. Each is
+-- marked "low-level: recipes normally do not need this": the recipe API
+-- (luagent.sandbox, .model, .agent, ...) is built on them and is what a
+-- recipe uses. They are not fields of the `luagent` class; reach one with
+-- require and name its type for the editor:
+--
+--   ---@type luagent.tar
+--   local tar = require "luagent.tar"
+--
+-- LuaLS annotations: definitions only.
+-- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
+
+-- ---- luagent.loop ----
+
+---low-level: recipes normally do not need this (use luagent.spawn, luagent.sleep, ...).
+---luagent.loop: tasks and the scheduler (src/lua_loop.c).
+---@class luagent.loop
+local loop = {}
+
+---Runs fn(...) as a task (luagent.spawn).
+---@param fn fun(...): ...
+---@param ... any
+---@return luagent.Task
+function loop.spawn(fn, ...) end
+
+---Yields to other tasks for that long (luagent.sleep).
+---@param seconds number
+function loop.sleep(seconds) end
+
+---Lets other ready tasks run (luagent.yield).
+function loop.yield() end
+
+---Monotonic seconds (luagent.now).
+---@return number
+function loop.now() end
+
+---The task running now, or nil outside a task.
+---@return luagent.Task?
+function loop.current() end
+
+-- ---- luagent.sys ----
+
+---low-level: recipes normally do not need this.
+---luagent.sys: small facts about the host process (src/lua_sys.c).
+---@class luagent.sys
+local sys = {}
+
+---This process's id.
+---@return integer
+function sys.pid() end
+
+---Is that process still there?
+---@param pid integer
+---@return boolean
+function sys.alive(pid) end
+
+---An environment variable, or nil.
+---@param name string
+---@return string?
+function sys.getenv(name) end
+
+---Is the file descriptor a terminal?
+---@param fd integer
+---@return boolean
+function sys.isatty(fd) end
+
+---@return string
+function sys.hostname() end
+
+---Wall-clock seconds since the epoch (with fraction).
+---@return number
+function sys.time() end
+
+---Runs a host program (no shell). output = stdout and stderr, or shown live with inherit.
+---@param argv string[]
+---@param opts? {inherit?: boolean}
+---@return integer exit_code
+---@return string output
+function sys.execute(argv, opts) end
+
+---A process's start time (clock ticks since boot), which with the pid names
+---a process even after pid reuse; nil when it is gone.
+---@param pid integer
+---@return integer?
+function sys.process_start(pid) end
+
+---n random bytes from the kernel, as hex.
+---@param n integer
+---@return string
+function sys.random_hex(n) end
+
+---Peak resident memory of this process, in bytes.
+---@return integer
+function sys.maxrss() end
+
+---@param data string
+---@return string hex digest
+function sys.sha256(data) end
+
+---The digest of a file, read in chunks.
+---@param path string
+---@return string? hex
+---@return integer|luagent.Error size_or_err
+function sys.sha256_file(path) end
+
+---A file embedded in the binary ("sandbox/Dockerfile", "lua/meta/luagent.lua"), or nil.
+---@param name string
+---@return string?
+function sys.asset(name) end
+
+---Standard base64.
+---@param bytes string
+---@return string
+function sys.base64(bytes) end
+
+-- ---- luagent.events ----
+
+---low-level: recipes normally do not need this (agent.new{on_step = ...} and
+---the trace show every step).
+---luagent.events: the bus every model call, agent step and sandbox command
+---is emitted on (lua/luagent/events.lua).
+---@class luagent.events
+local events = {}
+
+---Calls fn(ev) for every event; returns fn, for unsubscribe.
+---@param fn fun(ev: luagent.Event)
+---@return function
+function events.subscribe(fn) end
+
+---@param fn function
+function events.unsubscribe(fn) end
+
+---Sends an event to every subscriber (ev.time is set).
+---@param ev luagent.Event
+function events.emit(ev) end
+
+-- ---- luagent.manifest ----
+
+---low-level: recipes normally do not need this (use sandbox.file, sandbox.dir,
+---sandbox.text and sandbox.open{manifest = ...}).
+---luagent.manifest: what is staged into a workspace (lua/luagent/manifest.lua).
+---@class luagent.manifest
+local manifest = {}
+
+---@param path string
+---@return luagent.ManifestSource
+function manifest.file(path) end
+
+---@param path string
+---@param opts? {exclude?: string[]}
+---@return luagent.ManifestSource
+function manifest.dir(path, opts) end
+
+---@param text string
+---@return luagent.ManifestSource
+function manifest.text(text) end
+
+---The manifest as tar entries, checked and sorted by workspace path.
+---@param m luagent.Manifest?
+---@return luagent.TarEntry[]? entries
+---@return luagent.Error? err
+function manifest.entries(m) end
+
+---"/workspace/a/./b/" -> "a/b"; nil and why for a path leaving the workspace.
+---@param path string
+---@param root? string default "/workspace"
+---@return string? name
+---@return string? why
+function manifest.workspace_path(path, root) end
+
+---A glob ("*.pyc", "data/**/tmp", "?x") as an anchored Lua pattern.
+---@param glob string
+---@return string
+function manifest.glob_pattern(glob) end
+
+-- ---- luagent.tar ----
+
+---One entry of a tar to write: {name, file = host_path} | {name, data [, mode]}
+---| {name, dir = true} | {name, symlink = target}.
+---@class luagent.TarEntry
+---@field name string
+---@field file string?
+---@field data string?
+---@field mode integer?
+---@field dir boolean?
+---@field symlink string?
+
+---low-level: recipes normally do not need this (box:snapshot, box:extract).
+---luagent.tar: tar files on the host, never whole in memory (src/lua_tar.c).
+---@class luagent.tar
+local tar = {}
+
+---Writes a tar file (parent folders are added).
+---@param tar_path string
+---@param entries luagent.TarEntry[]
+---@param opts? {uid?: integer, gid?: integer}
+---@return integer? bytes
+---@return luagent.Error? err
+function tar.write(tar_path, entries, opts) end
+
+---Extracts safely: absolute names, "..", links leaving dest, devices and
+---fifos are refused and listed; nothing is written outside dest.
+---@param tar_path string
+---@param dest string
+---@param opts? {strip?: string, max_bytes?: integer, max_entries?: integer}
+---@return luagent.ExtractReport? report
+---@return luagent.Error? err
+function tar.extract(tar_path, dest, opts) end
+
+-- ---- luagent.engine ----
+
+---low-level: recipes normally do not need this (luagent.sandbox uses it).
+---luagent.engine: the Docker Engine API client, JSON calls in Lua (lua/luagent/engine.lua).
+---@class luagent.engine
+---@field MAX_API string the newest API version it speaks
+---@field MIN_API string the oldest it accepts
+local engine = {}
+
+---Connects (DOCKER_HOST or /var/run/docker.sock) and negotiates the API version.
+---@param opts? {host?: string, timeout?: number}
+---@return luagent.engine.Client? client
+---@return luagent.Error? err kind "docker_unreachable" or "docker"
+function engine.connect(opts) end
+
+---Percent-encodes a string for a URL.
+---@param s any
+---@return string
+function engine.urlencode(s) end
+
+---"?a=1&b=2" from a table (tables as JSON, booleans as 1/0), "" for nil.
+---@param query table?
+---@return string
+function engine.query_string(query) end
+
+---The error value of an engine's error answer (not_found, conflict, docker).
+---@param res luagent.HttpResponse
+---@param what string
+---@return luagent.Error
+function engine.error_from_response(res, what) end
+
+---A connection to one Docker engine.
+---@class luagent.engine.Client
+---@field endpoint luagent.engine_io.Endpoint
+---@field version string the API version spoken
+---@field server_version string the engine's own
+---@field base_url string
+local Client = {}
+
+---A JSON call: decoded JSON (or true for an empty answer) | nil, err.
+---@param method string
+---@param path string
+---@param body any encoded as JSON
+---@param opts? {query?: table, timeout?: number}
+---@return any? value
+---@return luagent.Error? err
+function Client:call(method, path, body, opts) end
+
+---Options for luagent.engine_io's streaming calls to `path`, merged with extra.
+---@param path string
+---@param extra? table
+---@return table
+function Client:options(path, extra) end
+
+-- ---- luagent.engine_io ----
+
+---@class luagent.engine_io.Endpoint
+---@field unix_socket string?
+---@field url string
+---@field ca_file string?
+---@field cert_file string?
+---@field key_file string?
+---@field description string
+
+---low-level: recipes normally do not need this (luagent.sandbox uses it).
+---luagent.engine_io: the raw streaming half of the Docker client, in C
+---(src/lua_engine_io.c): exec output, archives, the runner channel.
+---@class luagent.engine_io
+local engine_io = {}
+
+---The engine's address from DOCKER_HOST & co.
+---@param docker_host? string
+---@return luagent.engine_io.Endpoint? endpoint
+---@return luagent.Error? err
+function engine_io.endpoint(docker_host) end
+
+---POST /exec/ID/start: opts are http options + max_output (bytes per stream).
+---@param opts table
+---@return luagent.engine_io.ExecStream
+function engine_io.exec_start(opts) end
+
+---Streams tar entries into a container (opts.entries, opts.uid/gid).
+---@param opts table
+---@return true? ok
+---@return luagent.Error? err
+function engine_io.put_archive(opts) end
+
+---Extracts a container path safely into opts.dest (strip, max_bytes, max_entries).
+---@param opts table
+---@return luagent.ExtractReport? report
+---@return luagent.Error? err
+function engine_io.get_archive(opts) end
+
+---Saves a container path's raw tar into opts.path (at most opts.max_bytes).
+---@param opts table
+---@return integer? bytes
+---@return luagent.Error? err
+function engine_io.save_archive(opts) end
+
+---The first file of a container path's archive, at most opts.max_bytes.
+---@param opts table
+---@return string? content
+---@return luagent.Error? err
+function engine_io.read_file(opts) end
+
+---A hijacked attach to an exec of sandbox/runner.py; returns once it is ready.
+---@param opts table unix_socket, path = "/vX/exec/ID/start", timeout
+---@return luagent.engine_io.RunnerChannel? channel
+---@return luagent.Error? err
+function engine_io.runner(opts) end
+
+---@class luagent.engine_io.ExecOutput
+---@field stdout string
+---@field stderr string
+---@field truncated boolean
+---@field stdout_bytes integer
+---@field stderr_bytes integer
+
+---The output of one Docker exec.
+---@class luagent.engine_io.ExecStream
+local ExecStream = {}
+
+---true when the command's output ended, false if the seconds passed first (yields).
+---@param seconds? number
+---@return boolean
+function ExecStream:wait(seconds) end
+
+---The output (after wait returned true, or abort).
+---@return luagent.engine_io.ExecOutput? output
+---@return luagent.Error? err
+function ExecStream:result() end
+
+---Stops reading; result() then gives the output so far.
+function ExecStream:abort() end
+
+---Closes the stream (also __close and __gc).
+function ExecStream:close() end
+
+---@class luagent.engine_io.RunnerResult: luagent.engine_io.ExecOutput
+---@field exit_code integer?
+---@field flags string?
+---@field failure string?
+
+---The channel to a session's runner.
+---@class luagent.engine_io.RunnerChannel
+local RunnerChannel = {}
+
+---Registers command `id` and queues its message.
+---@param id integer
+---@param message string
+---@param max_output? integer
+---@return true? ok
+---@return luagent.Error? err
+function RunnerChannel:send(id, message, max_output) end
+
+---true (ended) | false (time passed) | nil, err (runner gone).
+---@param id integer
+---@param seconds? number
+---@return boolean? ended
+---@return luagent.Error? err
+function RunnerChannel:wait(id, seconds) end
+
+---@param id integer
+---@return luagent.engine_io.RunnerResult
+function RunnerChannel:result(id) end
+
+---@return boolean alive
+---@return string? reason
+function RunnerChannel:alive() end
+
+function RunnerChannel:close() end
+
+-- ---- luagent.dates ----
+
+---low-level: recipes normally do not need this.
+---luagent.dates: calendar arithmetic without the local time zone (lua/luagent/dates.lua).
+---@class luagent.dates
+local dates = {}
+
+---Days since 1970-01-01 of a civil date.
+---@param y integer
+---@param m integer
+---@param d integer
+---@return integer
+function dates.days_from_civil(y, m, d) end
+
+---Seconds since the epoch of an HTTP date or an RFC 3339 time, or nil.
+---@param text string
+---@return number?
+function dates.parse(text) end

@@ -1,0 +1,256 @@
+---@meta luagent.sandbox
+-- luagent.sandbox: locked-down Docker sessions for running an agent's code
+-- (lua/luagent/sandbox.lua). LuaLS annotations: definitions only.
+--
+--   local box <close> = assert(sandbox.open{memory = "1g", cpus = 1,
+--     manifest = {["input/data.csv"] = sandbox.file("data.csv")}})
+--   local r = box:exec("wc -l input/data.csv", {timeout = 30})
+--   box:python("import pandas as pd; df = pd.read_csv('input/data.csv')")
+--   box:extract("output", luagent.run_dir("output"))
+--
+-- Safe by default: no network; memory capped (swap equal to memory); a CPU
+-- quota; a pids cap; every capability dropped; no-new-privileges; uid 1000;
+-- a read-only root with a writable /workspace and a capped /tmp; an init as
+-- PID 1; only the environment the recipe passes (host API keys are refused).
+-- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
+
+---What `sandbox.file`, `sandbox.dir` and `sandbox.text` make: one manifest source.
+---@class luagent.ManifestSource
+---@field kind "file"|"dir"|"text"
+---@field path string? the host path (file, dir)
+---@field exclude string[]? globs left out of a folder (dir)
+---@field text string? the content (text)
+
+---Workspace path (relative, or absolute under /workspace) -> what to stage
+---there; a plain string is staged as text.
+---@alias luagent.Manifest table<string, luagent.ManifestSource|string>
+
+---@class luagent.SandboxSave
+---@field from string the workspace folder, e.g. "output"
+---@field to string the host folder, e.g. luagent.run_dir("output")
+---@field required? string[] globs that must be there (reported as missing otherwise)
+
+---Options of sandbox.open; every one has a safe default (sandbox.defaults).
+---@class luagent.SandboxOptions
+---@field image? string default "luagent-sandbox:latest"
+---@field memory? string|integer "512m" (default), "1g", or bytes; swap is capped at the same
+---@field cpus? number CPU quota, default 1
+---@field pids? integer process cap, default 256
+---@field network? boolean default false: no network at all
+---@field env? table<string, string|number|boolean> the only environment commands see (API keys are refused)
+---@field timeout? number default seconds for a command, 120
+---@field max_output? integer bytes kept per stream of a command (default 1 MiB); the middle is cut
+---@field manifest? luagent.Manifest files, folders and texts staged before the session starts
+---@field restore? string a tar made by box:snapshot, staged into the workspace
+---@field save? luagent.SandboxSave results brought home on close, even after an error or Ctrl-C
+---@field labels? table<string, string> extra container labels
+---@field user? string "uid:gid", default "1000:1000"
+---@field workdir? string default "/workspace"
+---@field tmp_size? string|integer size of /tmp, default "256m"
+---@field workspace_size? string|integer a tmpfs-backed workspace of this size (default: a disk volume)
+---@field writable_root? boolean default false: the root filesystem is read-only
+---@field cap_add? string[] capabilities given back (all are dropped by default)
+---@field command? string[] the container's command (default: sleep infinity)
+---@field runner? boolean default true: commands go through the in-session runner
+---@field max_extract? integer bytes extract and snapshot may write on the host (default 2 GiB)
+---@field max_extract_entries? integer entries extract may write (default 20000)
+---@field engine? luagent.engine.Client a Docker engine client to use
+---@field docker_host? string an engine address (else DOCKER_HOST or the local socket)
+
+---Options of box:exec.
+---@class luagent.ExecOptions
+---@field timeout? number seconds; past it the command and every process it started are stopped
+---@field stdin? string bytes given to the command's standard input
+---@field env? table<string, string|number|boolean> extra environment (API keys are refused)
+---@field cwd? string working directory (default /workspace)
+---@field max_output? integer bytes kept per stream
+
+---Options of box:python.
+---@class luagent.PythonOptions
+---@field timeout? number seconds
+---@field max_output? integer bytes kept per stream
+
+---What a command did (box:exec, box:python).
+---@class luagent.ExecResult
+---@field stdout string its standard output (first and last halves when cut)
+---@field stderr string its standard error (first and last halves when cut)
+---@field exit_code integer 0 for success; 137 when killed
+---@field timed_out boolean stopped because it ran past its timeout
+---@field oom_killed boolean killed for using more memory than the sandbox has
+---@field truncated boolean the output was longer than max_output and its middle is left out
+---@field duration number seconds it took
+---@field stdout_bytes integer? how many bytes it wrote to stdout in all
+---@field stderr_bytes integer? how many bytes it wrote to stderr in all
+---@field restarted boolean? the session had to be restarted to stop it (the workspace is kept)
+---@field state_lost boolean? box:python: the interpreter was restarted before this call (variables are gone)
+---@field persistent boolean? box:python: the call ran in the persistent interpreter
+
+---One file box:extract (or tar.extract) wrote.
+---@class luagent.ExtractedFile
+---@field path string relative to the host folder
+---@field size integer bytes
+
+---One entry box:extract (or tar.extract) refused to write.
+---@class luagent.RefusedEntry
+---@field name string the entry's name in the archive
+---@field reason string why (absolute, "..", a link leaving the folder, a device, over a limit, ...)
+
+---What box:extract wrote, and what it refused.
+---@class luagent.ExtractReport
+---@field files luagent.ExtractedFile[]
+---@field refused luagent.RefusedEntry[]
+---@field bytes integer bytes written
+
+---A luagent sandbox the engine knows (sandbox.list).
+---@class luagent.SandboxInfo
+---@field id string container id
+---@field name string container name
+---@field session string? the session id
+---@field state string "running", "exited", ...
+---@field status string the engine's words ("Up 2 minutes")
+---@field image string
+---@field created integer seconds since the epoch
+---@field owner_pid integer? the luagent process that made it
+---@field alive boolean is that process still running? (leftovers are not)
+
+---@class luagent.sandbox
+local sandbox = {}
+
+---The default image, "luagent-sandbox:latest".
+sandbox.IMAGE = "luagent-sandbox:latest"
+---The workspace folder inside a session, "/workspace".
+sandbox.WORKSPACE = "/workspace"
+---The defaults sandbox.open starts from (a recipe may change them).
+---@type luagent.SandboxOptions
+sandbox.defaults = {}
+
+---Stages a host file (checked before anything starts).
+---@param path string host path
+---@return luagent.ManifestSource
+function sandbox.file(path) end
+
+---Stages a host folder; `exclude` globs are left out ("*.pyc", "__pycache__").
+---@param path string host path
+---@param opts? {exclude?: string[]}
+---@return luagent.ManifestSource
+function sandbox.dir(path, opts) end
+
+---Stages a text.
+---@param text string
+---@return luagent.ManifestSource
+function sandbox.text(text) end
+
+---Starts a session: its own container and workspace volume, locked down,
+---with the manifest staged. Options that are wrong raise; failures (no
+---Docker engine, a missing image, a manifest file that is not there) return
+---nil, err. Close it with box:close() or `local box <close> = ...`.
+---@param opts? luagent.SandboxOptions
+---@return luagent.Box? box
+---@return luagent.Error? err
+function sandbox.open(opts) end
+
+---Closes every session still open (luagent does this when the run ends).
+function sandbox.close_all() end
+
+---Every luagent sandbox the engine knows, oldest first.
+---@param client luagent.engine.Client
+---@return luagent.SandboxInfo[]? list
+---@return luagent.Error? err
+function sandbox.list(client) end
+
+---Removes sandboxes (and their volumes) whose luagent process is gone; all of
+---them with `{all = true}`. Returns what it removed.
+---@param client luagent.engine.Client
+---@param opts? {all?: boolean}
+---@return luagent.SandboxInfo[]? removed
+---@return luagent.Error? err
+function sandbox.prune(client, opts) end
+
+---Is the luagent process that made a sandbox with these labels still running?
+---@param labels table<string, string>
+---@return boolean
+function sandbox.owner_alive(labels) end
+
+---The Docker engine client sessions use: opts.engine, a new one for
+---opts.docker_host, else the process-wide one.
+---@param opts? {engine?: luagent.engine.Client, docker_host?: string}
+---@return luagent.engine.Client? client
+---@return luagent.Error? err
+function sandbox.engine(opts) end
+
+---A size ("512m", "2g", bytes) in bytes; raises naming `field` when it is not one.
+---@param value string|integer
+---@param field string
+---@return integer
+function sandbox.parse_size(value, field) end
+
+---A sandbox session (made by sandbox.open). Paths are workspace paths
+---(relative, or absolute under /workspace); a path leaving the workspace
+---raises. After close, methods return nil, err (kind "closed").
+---@class luagent.Box
+---@field session string the session id (in container and volume names)
+---@field container string the container id
+---@field image string
+---@field workdir string
+---@field memory string|integer
+---@field timeout number default seconds for a command
+---@field max_output integer
+---@field closed boolean
+---@field restored luagent.ExtractReport? what sandbox.open{restore = ...} staged
+local Box = {}
+
+---Runs a command: a string runs under `sh -c`, a table is an argv. A command
+---past its timeout is stopped with every process it started.
+---@param cmd string|string[]
+---@param opts? luagent.ExecOptions
+---@return luagent.ExecResult? result
+---@return luagent.Error? err
+function Box:exec(cmd, opts) end
+
+---Runs Python code in the session's persistent interpreter: variables and
+---imports stay for the next call; the value of a final expression is printed.
+---exit_code is 1 after an exception (its traceback is in stderr).
+---@param code string
+---@param opts? luagent.PythonOptions
+---@return luagent.ExecResult? result
+---@return luagent.Error? err
+function Box:python(code, opts) end
+
+---Writes a file into the workspace (folders are made).
+---@param path string
+---@param data string
+---@param opts? {mode?: integer}
+---@return true? ok
+---@return luagent.Error? err
+function Box:put(path, data, opts) end
+
+---Reads a file from the workspace (at most max_bytes, 64 MiB by default).
+---@param path string
+---@param opts? {max_bytes?: integer}
+---@return string? content
+---@return luagent.Error? err
+function Box:get(path, opts) end
+
+---Copies a workspace folder (or file) into a host folder, safely: absolute
+---names, "..", links leaving the folder, devices and entries over the limits
+---are refused and reported; nothing lands outside host_dir.
+---@param path string workspace path, e.g. "output"
+---@param host_dir string
+---@param opts? {max_bytes?: integer, max_entries?: integer}
+---@return luagent.ExtractReport? report
+---@return luagent.Error? err
+function Box:extract(path, host_dir, opts) end
+
+---Saves the whole workspace as a tar file (sandbox.open{restore = tar} brings it back).
+---@param host_tar string
+---@return integer? bytes
+---@return luagent.Error? err
+function Box:snapshot(host_tar) end
+
+---Removes the container and its workspace volume; with `save` set, brings the
+---results home first. Safe to call twice.
+---@return true? ok
+---@return luagent.Error? err
+function Box:close() end
+
+return sandbox

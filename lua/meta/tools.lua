@@ -1,0 +1,96 @@
+---@meta luagent.tools
+-- luagent.tools: the tools a model sees (lua/luagent/tools.lua). Each is a
+-- plain table, so a recipe adds its own in a few lines:
+--
+--   local lookup = {name = "lookup_country", description = "ISO code of a country name",
+--     parameters = {type = "object", properties = {name = {type = "string"}}, required = {"name"}},
+--     handler = function(args) return CODES[args.name:lower()] or "unknown" end}
+--
+-- The sandbox tools all work on one session (`box`) and its /workspace.
+-- LuaLS annotations: definitions only.
+-- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
+
+---What a handler gets besides the arguments.
+---@class luagent.ToolContext
+---@field call_id string
+---@field turn integer
+---@field run table the agent's run (internal)
+
+---What a handler may return besides text: text and images for the model to see.
+---@class luagent.ToolOutput
+---@field text string?
+---@field images luagent.ImagePart[]?
+
+---A tool: a plain table. The handler returns the text the model reads (or
+---{text, images}; another value is sent as JSON), or raises: the agent turns
+---the error into a result the model can read and fix.
+---@class luagent.Tool
+---@field name string letters, digits, _ or -
+---@field description string what it does, for the model
+---@field parameters? table a JSON Schema of its arguments (an object schema)
+---@field handler fun(args: table, ctx: luagent.ToolContext): string|luagent.ToolOutput|any
+---@field box? luagent.Box the session a sandbox tool works on
+
+---@class luagent.SandboxToolOptions
+---@field timeout? number seconds per call (default: the box's)
+
+---@class luagent.tools
+local tools = {}
+
+---The usual set for a code-running agent: run_python, run_shell, read_file,
+---write_file, list_files, view_image.
+---@param box luagent.Box
+---@param opts? luagent.SandboxToolOptions
+---@return luagent.Tool[]
+function tools.standard(box, opts) end
+
+---Runs Python in the session's persistent interpreter (box:python).
+---@param box luagent.Box
+---@param opts? luagent.SandboxToolOptions
+---@return luagent.Tool
+function tools.run_python(box, opts) end
+
+---Runs a shell command (box:exec, sh -c).
+---@param box luagent.Box
+---@param opts? luagent.SandboxToolOptions
+---@return luagent.Tool
+function tools.run_shell(box, opts) end
+
+---Reads a text file from the workspace (offset and limit in lines).
+---@param box luagent.Box
+---@return luagent.Tool
+function tools.read_file(box) end
+
+---Writes a text file in the workspace.
+---@param box luagent.Box
+---@return luagent.Tool
+function tools.write_file(box) end
+
+---Lists files under a workspace folder, with sizes.
+---@param box luagent.Box
+---@return luagent.Tool
+function tools.list_files(box) end
+
+---Shows the model an image from the workspace (PNG, JPEG, GIF, WebP).
+---@param box luagent.Box
+---@return luagent.Tool
+function tools.view_image(box) end
+
+---The text a model reads for a command's result.
+---@param r luagent.ExecResult
+---@param opts? {timeout?: number, memory?: string|integer}
+---@return string
+function tools.format_exec(r, opts) end
+
+---"took 1.23 s" (replays match this text with any duration).
+---@param seconds number
+---@return string
+function tools.took(seconds) end
+
+---Checks a tool table's shape; raises naming what is wrong; returns the tool.
+---@param tool luagent.Tool
+---@param where? string how to name it in the error, e.g. "tools[2]"
+---@return luagent.Tool
+function tools.check(tool, where) end
+
+return tools

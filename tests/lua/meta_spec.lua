@@ -1,0 +1,232 @@
+-- The LuaLS annotations (lua/meta/*.lua) cover the whole recipe API: every
+-- public function of every module, every error kind, every class's methods,
+-- and the low-level modules are marked as such and kept out of the
+-- `luagent` class. A function added without an annotation fails here.
+local t = require "helper"
+local check = require "meta_check"
+local fs = require "luagent.fs"
+local sys = require "luagent.sys"
+
+local ROOT = (luagent.recipe or ""):match("^(.*)tests/lua/[^/]*$") or ""
+local META = ROOT .. "lua/meta/"
+
+local function meta(file)
+  return "\n" .. assert(fs.read(META .. file))
+end
+
+-- module -> {annotation file, the local name its functions are declared on}
+local MODULES = {
+  ["luagent.errors"] = {"errors.lua", "errors"},
+  ["luagent.sandbox"] = {"sandbox.lua", "sandbox"},
+  ["luagent.model"] = {"model.lua", "model"},
+  ["luagent.agent"] = {"agent.lua", "agent"},
+  ["luagent.tools"] = {"tools.lua", "tools"},
+  ["luagent.retry"] = {"retry.lua", "retry"},
+  ["luagent.trace"] = {"trace.lua", "trace"},
+  ["luagent.outputs"] = {"outputs.lua", "outputs"},
+  ["luagent.json"] = {"json.lua", "json"},
+  ["luagent.yaml"] = {"yaml.lua", "yaml"},
+  ["luagent.fs"] = {"fs.lua", "fs"},
+  ["luagent.http"] = {"http.lua", "http"},
+  -- low-level
+  ["luagent.loop"] = {"lowlevel.lua", "loop"},
+  ["luagent.sys"] = {"lowlevel.lua", "sys"},
+  ["luagent.events"] = {"lowlevel.lua", "events"},
+  ["luagent.manifest"] = {"lowlevel.lua", "manifest"},
+  ["luagent.tar"] = {"lowlevel.lua", "tar"},
+  ["luagent.engine"] = {"lowlevel.lua", "engine"},
+  ["luagent.engine_io"] = {"lowlevel.lua", "engine_io"},
+  ["luagent.dates"] = {"lowlevel.lua", "dates"},
+}
+
+-- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
+local CLASSES = {
+  Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
+  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua",
+}
+-- classes that are not API: their methods need no annotation
+local INTERNAL = {
+  Run = "an agent run's state (tools see it as ctx.run)",
+  Stream = "a provider's stream assembler (luagent.model.StreamAssembler)",
+}
+
+local function sorted_keys(set)
+  local keys = {}
+  for k in pairs(set) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
+local function no_gaps(gaps, what)
+  t.ok(#gaps == 0, what .. ", not annotated in lua/meta: " .. table.concat(gaps, ", "))
+end
+
+-- ---- the checker itself ----
+
+t.test("the checker reports a function added without an annotation", function()
+  local fake = {documented = print, added_later = print, _private = print, LIMIT = 3, described = 1}
+  local text = "\nfunction fake.documented(x) end\n---@field described integer\n"
+  t.same(check.missing(text, "fake", fake), {"LIMIT", "added_later"})
+  t.same(check.missing(text .. "function fake.added_later() end\nfake.LIMIT = 3\n", "fake", fake), {})
+  -- a method: `function Class:name(` or `function Class.name(`
+  t.ok(check.declared("\nfunction Box:exec(cmd) end", "Box", "exec", true))
+  t.ok(not check.declared("\nfunction Box:exec(cmd) end", "Box", "execute", true))
+  -- a field declaration does not stand in for a function
+  t.ok(not check.declared("\n---@field run fun()", "X", "run", true))
+end)
+
+t.test("the checker reports an annotation of a function that is gone", function()
+  local text = "\nfunction fake.kept(x) end\nfunction fake.removed() end\nfunction Other.kept() end\n"
+  t.same(check.stale(text, "fake", {kept = print}), {"removed"})
+end)
+
+t.test("the checker finds the methods Lua source defines", function()
+  local found = check.source_methods("\nfunction Box:exec(cmd)\nend\nfunction Box:_private()\nend\n"
+    .. "function Pool.take(n) end\nfunction helper() end\nlocal function Hidden() end\n")
+  t.same(found, {Box = {exec = true}, Pool = {take = true}})
+end)
+
+-- ---- the annotation files ----
+
+t.test("every annotation file is embedded, and luagent meta writes them all", function()
+  local listed = {}
+  for _, name in ipairs(require("luagent.cli.meta").FILES) do listed[name] = true end
+  local on_disk = {}
+  for _, name in ipairs(assert(fs.list(META))) do
+    if name:match("%.lua$") then on_disk[name] = true end
+  end
+  t.same(sorted_keys(listed), sorted_keys(on_disk), "luagent.cli.meta FILES against lua/meta/")
+  for name in pairs(on_disk) do
+    local text = fs.read(META .. name)
+    t.match(text, "^%-%-%-@meta ", name .. " starts with ---@meta")
+    t.ok(sys.asset("lua/meta/" .. name) == text, name .. " is embedded as an asset as it is (rebuild with make)")
+  end
+end)
+
+t.test("the annotation files are not modules of the embedded library", function()
+  for _, name in ipairs(require("luagent.cli.meta").FILES) do
+    local module = "meta." .. name:gsub("%.lua$", "")
+    t.eq(package.preload[module], nil, module)
+  end
+end)
+
+-- ---- coverage ----
+
+t.test("every public function of every module is annotated", function()
+  local gaps = {}
+  for _, module in ipairs(sorted_keys(MODULES)) do
+    local file, owner = MODULES[module][1], MODULES[module][2]
+    for _, name in ipairs(check.missing(meta(file), owner, (require(module)))) do
+      gaps[#gaps + 1] = ("%s.%s (in %s)"):format(module, name, file)
+    end
+  end
+  no_gaps(gaps, "module functions and fields")
+end)
+
+t.test("no annotation names a module function that does not exist", function()
+  local stale = {}
+  for _, module in ipairs(sorted_keys(MODULES)) do
+    local file, owner = MODULES[module][1], MODULES[module][2]
+    for _, name in ipairs(check.stale(meta(file), owner, (require(module)))) do
+      stale[#stale + 1] = ("%s.%s (in %s)"):format(module, name, file)
+    end
+  end
+  for _, name in ipairs(check.stale(meta("luagent.lua"), "luagent", luagent)) do
+    stale[#stale + 1] = "luagent." .. name
+  end
+  t.ok(#stale == 0, "annotated but not there: " .. table.concat(stale, ", "))
+end)
+
+t.test("every function of the luagent global is annotated", function()
+  local lazy = {}
+  for name in (fs.read(ROOT .. "lua/luagent/init.lua"):match("local LAZY = (%b{})") or ""):gmatch("([%w_]+) = true") do
+    lazy[name] = true
+  end
+  t.ok(lazy.sandbox and lazy.model, "the LAZY list of lua/luagent/init.lua is found")
+  -- submodules are checked below; what is loaded already sits in the table
+  local gaps = check.missing(meta("luagent.lua"), "luagent", luagent, function(name) return lazy[name] end)
+  no_gaps(gaps, "luagent fields")
+end)
+
+t.test("the luagent class lists the recipe modules; low-level ones are marked and left out", function()
+  local text, low = meta("luagent.lua"), meta("lowlevel.lua")
+  local lazy = fs.read(ROOT .. "lua/luagent/init.lua"):match("local LAZY = (%b{})")
+  -- the low-level modules: each class in lowlevel.lua right after the mark
+  local marked, block = {}, {}
+  for line in low:gmatch("[^\n]*") do
+    local name = line:match("^%-%-%-@class luagent%.([%w_]+)$")
+    if name then marked[name] = table.concat(block, "\n"):find("low-level: recipes normally do not need this", 1, true) ~= nil end
+    if line:match("^%-%-%-") then block[#block + 1] = line else block = {} end
+  end
+  for name in lazy:gmatch("([%w_]+) = true") do
+    local field = text:find("---@field " .. name .. " luagent." .. name .. " ", 1, true) ~= nil
+    if marked[name] ~= nil then
+      t.ok(marked[name], "luagent." .. name .. " is marked low-level in lowlevel.lua")
+      t.ok(not field, "low-level luagent." .. name .. " is not a field of the luagent class")
+    else
+      t.ok(field, "luagent." .. name .. ": a ---@field of the luagent class (or a low-level class in lowlevel.lua)")
+      t.ok(meta(name .. ".lua"):find("---@meta luagent." .. name .. "\n", 1, true),
+        "lua/meta/" .. name .. ".lua declares ---@meta luagent." .. name)
+    end
+  end
+end)
+
+t.test("the ErrorKind alias lists every kind of errors.KINDS, and no other", function()
+  local text = meta("errors.lua")
+  local listed = {}
+  for kind in text:gmatch('\n%-%-%-| "([%w_]+)"') do listed[kind] = true end
+  t.same(sorted_keys(listed), sorted_keys(require("luagent.errors").KINDS))
+  t.ok(text:find("---@class luagent.Error\n", 1, true), "luagent.Error is a class")
+  for _, field in ipairs({"kind", "message", "status", "retry_after", "path", "line", "column", "position"}) do
+    t.ok(text:find("---@field " .. field .. " ", 1, true), "luagent.Error." .. field)
+  end
+end)
+
+t.test("every method of the Lua classes is annotated", function()
+  local found = {}
+  for _, e in ipairs(assert(fs.walk(ROOT .. "lua/luagent"))) do
+    if e.type == "file" and e.path:match("%.lua$") and not e.path:match("^cli/") then
+      check.source_methods("\n" .. fs.read(ROOT .. "lua/luagent/" .. e.path), found)
+    end
+  end
+  t.ok(found.Box and found.Box.exec, "Box:exec is found in the sandbox source")
+  local gaps = {}
+  for _, class in ipairs(sorted_keys(found)) do
+    if CLASSES[class] then
+      local text = meta(CLASSES[class])
+      for _, method in ipairs(sorted_keys(found[class])) do
+        if not check.declared(text, class, method, true) then
+          gaps[#gaps + 1] = ("%s:%s (in %s)"):format(class, method, CLASSES[class])
+        end
+      end
+      for _, method in ipairs(check.stale(text, class, found[class])) do
+        gaps[#gaps + 1] = ("%s:%s is annotated in %s but defined nowhere"):format(class, method, CLASSES[class])
+      end
+    elseif not INTERNAL[class] then
+      gaps[#gaps + 1] = ("class %s (annotate it, or list it as internal in meta_spec.lua)"):format(class)
+    end
+  end
+  no_gaps(gaps, "class methods")
+end)
+
+t.test("every method of the C handle classes a recipe gets is annotated", function()
+  local task = luagent.spawn(function() end)
+  task:wait()
+  local gaps = {}
+  for _, name in ipairs(check.missing(meta("luagent.lua"), "Task", check.methods_of(task))) do
+    gaps[#gaps + 1] = "task:" .. name
+  end
+  local parser = check.methods_of(luagent.http.sse_parser())
+  for _, name in ipairs(check.missing(meta("http.lua"), "SseParser", parser)) do
+    gaps[#gaps + 1] = "sse_parser:" .. name
+  end
+  for _, name in ipairs(check.stale(meta("luagent.lua"), "Task", check.methods_of(task))) do
+    gaps[#gaps + 1] = "task:" .. name .. " is annotated but not there"
+  end
+  for _, name in ipairs(check.stale(meta("http.lua"), "SseParser", parser)) do
+    gaps[#gaps + 1] = "sse_parser:" .. name .. " is annotated but not there"
+  end
+  no_gaps(gaps, "handle methods")
+end)
+
+return t.done()
