@@ -70,4 +70,7 @@ function SseParser:feed(chunk) end
 ---@return boolean
 function SseParser:pending() end
 
+---Frees the parser; later feed/pending calls raise "sse parser is closed". Idempotent.
+function SseParser:close() end
+
 return http

@@ -320,6 +320,14 @@ function engine_io.read_file(opts) end
 ---@return luagent.Error? err
 function engine_io.runner(opts) end
 
+---The error value for a Docker engine error response: kind not_found (404),
+---conflict (409) or docker, with the engine's own message read from the body.
+---@param status integer the HTTP status
+---@param body string the response body ({"message": "..."} or text)
+---@param what string? what was being done ("POST /containers/create"), put before the message
+---@return luagent.Error err fields status, engine_message
+function engine_io.engine_error(status, body, what) end
+
 ---@class luagent.engine_io.ExecOutput
 ---@field stdout string
 ---@field stderr string

@@ -48,6 +48,9 @@ local CLASSES = {
 local INTERNAL = {
   Run = "an agent run's state (tools see it as ctx.run)",
   Stream = "a provider's stream assembler (luagent.model.StreamAssembler)",
+  Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker.lua)",
+  Runner = "the in-container runner executor of a session (lua/luagent/sandbox/runner.lua)",
+  DockerExec = "the one-exec-per-command executor of a session (lua/luagent/sandbox/docker_exec.lua)",
 }
 
 local function sorted_keys(set)

@@ -1,3 +1,4 @@
+-- needs: docker
 -- The sandbox's expected failures are luagent.errors values: one metatable,
 -- a kind from the catalogue, tostring = "kind: message". Needs the Docker
 -- engine and the luagent-sandbox image (tests/run provides both).

@@ -1,3 +1,4 @@
+-- needs: docker
 -- Handle discipline for every C handle class: use after close is a Lua
 -- error (or nil, err), never a crash; close is idempotent; tostring works;
 -- a task waiting on a handle that another task closes wakes with an error.
