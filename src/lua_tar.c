@@ -85,6 +85,7 @@ ltar_writer *ltar_writer_from_entries(lua_State *L, int idx, unsigned uid, unsig
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, idx, i);
     char err[512];
+    errno = 0; /* only a source file that is missing makes it not_found */
     int rc = lua_istable(L, -1) ? add_entry(L, b->w, lua_gettop(L), err, sizeof err)
                                 : (snprintf(err, sizeof err, "tar entry %d is not a table", (int)i), -1);
     lua_pop(L, 1);
