@@ -49,7 +49,8 @@ fail:
   return -1;
 }
 
-static int write_all(int fd, const char *p, size_t len) {
+int fs_write_all(int fd, const void *data, size_t len) {
+  const char *p = data;
   while (len > 0) {
     ssize_t n = write(fd, p, len);
     if (n < 0 && errno == EINTR) continue;
@@ -68,7 +69,7 @@ int fs_write_atomic(const char *path, const void *data, size_t len, int mode) {
   }
   int fd = mkstemp(tmp);
   if (fd < 0) return -1;
-  int rc = write_all(fd, data, len);
+  int rc = fs_write_all(fd, data, len);
   if (rc == 0) rc = fchmod(fd, (mode_t)mode & 07777);
   int saved = errno;
   if (close(fd) != 0 && rc == 0) rc = -1, saved = errno;
@@ -83,7 +84,7 @@ int fs_write_atomic(const char *path, const void *data, size_t len, int mode) {
 int fs_append(const char *path, const void *data, size_t len) {
   int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return -1;
-  int rc = write_all(fd, data, len);
+  int rc = fs_write_all(fd, data, len);
   int saved = errno;
   close(fd);
   errno = saved;

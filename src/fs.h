@@ -13,6 +13,8 @@ int fs_read_file(const char *path, buf *out, char *why, size_t whylen);
  * reader never sees a half-written file. */
 int fs_write_atomic(const char *path, const void *data, size_t len, int mode);
 int fs_append(const char *path, const void *data, size_t len);
+/* Writes all of data to fd, retrying on EINTR and short writes. 0, or -1 with errno. */
+int fs_write_all(int fd, const void *data, size_t len);
 /* mkdir -p: creates missing parents; an existing directory is fine. */
 int fs_mkdir_p(const char *path, int mode);
 /* rm -rf without following symlinks; a missing path is fine. */

@@ -349,21 +349,10 @@ static int on_entry(void *ctx, const tar_entry_info *e) {
   return answer;
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t k = write(fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) return -1;
-    p += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
 static int on_data(void *ctx, const char *data, size_t n) {
   tar_extract *x = ctx;
   if (x->fd < 0) return 0;
-  if (write_all(x->fd, data, n) != 0) return extract_fail(x, "cannot write", x->cur_path);
+  if (fs_write_all(x->fd, data, n) != 0) return extract_fail(x, "cannot write", x->cur_path);
   x->cur_written += (long long)n;
   x->bytes += (long long)n;
   if (x->max_bytes && x->bytes > x->max_bytes) return extract_fail(x, "over the extraction limit:", x->cur_path);
