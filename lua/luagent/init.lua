@@ -66,18 +66,25 @@ function luagent.at_exit(fn, opts)
   if opts and opts.last then last_hooks[#last_hooks + 1] = fn else exit_hooks[#exit_hooks + 1] = fn end
 end
 
--- Called by the host; each hook runs even if an earlier one failed.
+-- Called by the host; each hook runs even if an earlier one failed. Failures
+-- are raised together as one error value (the first one's kind; err.errors).
 function luagent._run_exit_hooks(status, message)
   local order = {}
   for i = #exit_hooks, 1, -1 do order[#order + 1] = exit_hooks[i] end
   for i = #last_hooks, 1, -1 do order[#order + 1] = last_hooks[i] end
   exit_hooks, last_hooks = {}, {}
-  local failures = {}
+  local failures, messages = {}, {}
   for _, hook in ipairs(order) do
     local ok, err = pcall(hook, status, message)
-    if not ok then failures[#failures + 1] = tostring(type(err) == "table" and err.message or err) end
+    if not ok then
+      failures[#failures + 1] = luagent.errors.from(err)
+      messages[#messages + 1] = failures[#failures].message
+    end
   end
-  if #failures > 0 then error("while finishing the run: " .. table.concat(failures, "; "), 0) end
+  if #failures > 0 then
+    error(luagent.errors.new(failures[1].kind, "while finishing the run: " .. table.concat(messages, "; "),
+                             {errors = failures}), 0)
+  end
 end
 
 -- This run's id and folder (runs/<run-id>/...), made on first use.

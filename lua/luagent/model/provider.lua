@@ -40,7 +40,7 @@ local provider = {}
 local FIELDS = {name = "string", path = "string", default_base_url = "string", needs_key = "function",
                 headers = "function", body = "function", parse = "function", stream = "function"}
 
--- Raises naming the first field a provider table lacks (misuse: a recipe's own provider).
+-- Raises naming a field the provider table lacks (misuse, e.g. in a recipe's own provider).
 function provider.check(p, level)
   if type(p) ~= "table" then error("model.new: the provider must be a table (see luagent.model.provider)", level + 1) end
   for field, kind in pairs(FIELDS) do
