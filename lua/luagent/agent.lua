@@ -27,6 +27,7 @@
 -- is missing (twice at most) and the result lists what is still missing.
 -- An agent is a plain value: the same agent can run twice at once.
 local json = require "luagent.json"
+local errors = require "luagent.errors"
 local events = require "luagent.events"
 local loop = require "luagent.loop"
 local sys = require "luagent.sys"
@@ -122,7 +123,7 @@ function Run:read_output_tool()
       required = {"id"}},
     handler = function(args)
       local full = run.full_outputs[args.id]
-      if not full then error("no cut output has the id " .. tostring(args.id), 0) end
+      if not full then error(errors.new("not_found", "no cut output has the id " .. tostring(args.id)), 0) end
       local offset = math.max(0, math.tointeger(args.offset) or 0)
       local length = math.min(math.tointeger(args.length) or run.agent.max_tool_output, run.agent.max_tool_output)
       local piece = full:sub(offset + 1, offset + length)

@@ -62,6 +62,8 @@ errors.KINDS = {
   -- tasks
   cancelled = {retry = false, about = "the run is stopping (Ctrl-C, SIGTERM) or the task was cancelled"},
   deadlock = {retry = false, about = "a task waits for something that can never happen"},
+  -- agents
+  tool = {retry = false, about = "a tool could not do what the model asked; the agent shows the model why"},
   -- anything else
   error = {retry = false, about = "a raised error that was not a luagent error value (its text is the message)"},
 }

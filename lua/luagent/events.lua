@@ -8,7 +8,9 @@
 --   events.unsubscribe(sub)
 -- Every event gets `time` (wall clock, seconds) before subscribers see it.
 -- A subscriber that raises is dropped with a warning: one broken view must
--- not stop a run.
+-- not stop a run (a cancelled run's error goes on). The bus knows nobody: a
+-- recipe run's trace is one subscriber, which luagent.run adds when the run
+-- starts.
 local sys = require "luagent.sys"
 
 local events = {}
@@ -26,14 +28,7 @@ function events.unsubscribe(fn)
   end
 end
 
-local started = false
-
 function events.emit(ev)
-  if not started then
-    started = true -- the run's first event: luagent starts the trace, which subscribes
-    local luagent = package.loaded["luagent"]
-    if luagent and luagent._on_first_event then luagent._on_first_event() end
-  end
   if #subscribers == 0 then return end
   ev.time = ev.time or sys.time()
   for _, fn in ipairs({table.unpack(subscribers)}) do

@@ -1,9 +1,13 @@
 -- luagent.retry: retry policies as values, usable around any call that
 -- returns `value` or `nil, err` with err.kind.
 --
---   local policy = retry.exponential{attempts = 6, base = 0.5, max = 30, jitter = true,
---                                    on = {"rate_limit", "server", "timeout", "network"}}
+--   local policy = retry.exponential{attempts = 6, base = 0.5, max = 30, jitter = true}
 --   local result, err = retry.call(policy, fn, ...)
+--
+-- Which errors are retried: by default every kind the error catalogue
+-- (luagent.errors.KINDS) marks retryable — for model calls rate_limit,
+-- server, timeout and network; `on = {"rate_limit", "bad_response"}` chooses
+-- the kinds instead.
 --
 -- The wait after attempt n is base * 2^(n-1), capped at `max`, with "equal
 -- jitter" (between half and all of it). When the error carries retry_after
@@ -12,6 +16,7 @@
 -- other tasks run meanwhile. auth, bad_request and cancelled are never
 -- retried, whatever `on` says. err.attempts tells how many were made.
 local loop = require "luagent.loop"
+local errors = require "luagent.errors"
 
 local retry = {}
 
@@ -33,7 +38,7 @@ function retry.exponential(opts)
     base = opts.base or 0.5,
     max = opts.max or 30,
     jitter = opts.jitter ~= false,
-    on = set_of(opts.on or {"rate_limit", "server", "timeout", "network"}),
+    on = opts.on and set_of(opts.on) or nil, -- nil: what the catalogue says
     max_retry_after = opts.max_retry_after or 120,
     on_retry = opts.on_retry,
   }, Policy)
@@ -48,7 +53,9 @@ retry.none = retry.exponential{attempts = 1}
 retry.default = retry.exponential{}
 
 function Policy:retryable(err)
-  return type(err) == "table" and not NEVER[err.kind] and self.on[err.kind] == true
+  if type(err) ~= "table" or NEVER[err.kind] then return false end
+  if self.on then return self.on[err.kind] == true end
+  return errors.retryable(err)
 end
 
 -- Seconds to wait after failed attempt `attempt` (1-based).

@@ -3,15 +3,16 @@
 --   {name = "run_python", description = "...", parameters = {JSON Schema}, handler = function(args, ctx) ... end}
 --
 -- The handler returns the text the model reads (or {text = ..., images = {...}}),
--- or raises: the agent turns an error into a tool result the model can read
--- and fix. A recipe adds its own tool in a few lines:
+-- or raises (the tools here raise luagent.errors values): the agent turns an
+-- error into a tool result the model can read and fix. A recipe adds its own tool in a few lines:
 --
 --   local lookup = {name = "lookup_country", description = "ISO code of a country name",
 --     parameters = {type = "object", properties = {name = {type = "string"}}, required = {"name"}},
 --     handler = function(args) return CODES[args.name:lower()] or "unknown" end}
 --
 -- The sandbox tools here all work on one session (`box`) and its /workspace.
-local model = require "luagent.model"
+local errors = require "luagent.errors"
+local message_content = require "luagent.model.content"
 local sys = require "luagent.sys"
 
 local tools = {}
@@ -55,8 +56,9 @@ local function schema(properties, required)
   return {type = "object", properties = properties, required = required}
 end
 
+-- A sandbox call's result, or its error raised for the agent.
 local function check_result(r, err)
-  if not r then error(err.message or tostring(err), 0) end
+  if not r then error(errors.from(err), 0) end
   return r
 end
 
@@ -144,7 +146,9 @@ function tools.list_files(box)
       local depth = math.tointeger(args.depth) or 3
       local r = check_result(box:exec({"find", args.path or ".", "-mindepth", "1", "-maxdepth", tostring(depth),
         "-not", "-path", "*/.luagent*", "-printf", "%y %8s  %P\n"}))
-      if r.exit_code ~= 0 then error(r.stderr ~= "" and r.stderr or "cannot list " .. (args.path or "."), 0) end
+      if r.exit_code ~= 0 then
+        error(errors.new("tool", r.stderr ~= "" and r.stderr or "cannot list " .. (args.path or ".")), 0)
+      end
       return r.stdout ~= "" and r.stdout or "(empty)"
     end,
   }
@@ -167,9 +171,9 @@ function tools.view_image(box)
       for _, t in ipairs(IMAGE_TYPES) do
         if data:sub(1, #t[1]) == t[1] then media_type = t[2] break end
       end
-      if not media_type then error(args.path .. " is not a PNG, JPEG, GIF or WebP image", 0) end
+      if not media_type then error(errors.new("tool", args.path .. " is not a PNG, JPEG, GIF or WebP image"), 0) end
       return {text = ("%s (%s, %d bytes)"):format(args.path, media_type, #data),
-              images = {model.image(sys.base64(data), media_type)}}
+              images = {message_content.image(sys.base64(data), media_type)}}
     end,
   }
 end

@@ -3,27 +3,30 @@
 -- event (run start with its settings, model request and response with usage
 -- and timing, tool call and result, sandbox command, errors, run end), with
 -- secrets redacted — and shows one line per step on the terminal (-q: none;
--- --json: the events themselves, as JSON lines on stdout).
+-- --json: the events themselves, as JSON lines on stdout). luagent.run
+-- subscribes it when a recipe run starts; it opens at the run's first event.
 --
---   luagent run recipe.lua --record rec.jsonl   saves the model exchanges
---   luagent run recipe.lua --replay rec.jsonl   answers every model call from them,
---                                               without network, and stops with a
---                                               diff the moment a request differs
---                                               (timings tools report excepted)
---
---   trace.run_id(), trace.run_dir("output")     where this run's files go
+--   trace.open(opts) -> t | nil, err   t:start(time) (run_start), t:write(ev), t:finish(status, message)
+--   trace.safe(ev), trace.encode(ev)    an event as it may be shown or written
+--   trace.describe(ev)                  one line for people, or nil
+--   trace.path()                        this run's trace file, once it is open
+--   trace.run_id(), trace.run_dir("output")   where this run's files go
 --   (runs/ under the current folder, or $LUAGENT_RUNS_DIR)
+--
+-- Recording and replaying the model exchanges (--record / --replay) are model
+-- transports: luagent.model.recording.
 local json = require "luagent.json"
-local events = require "luagent.events"
+local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
 local fs = require "luagent.fs"
 local sys = require "luagent.sys"
 local loop = require "luagent.loop"
+local events = require "luagent.events"
 local host = require "luagent.host"
 
 local trace = {}
 
-local state = {started = false}
+local state = {}
 
 -- ---- where a run's files go ----
 
@@ -42,11 +45,12 @@ function trace.run_id()
   return state.run_id
 end
 
+-- Made on first use; a folder that cannot be made raises its error.
 function trace.run_dir(sub)
   local dir = trace.runs_root() .. "/" .. trace.run_id()
   if sub and sub ~= "" then dir = dir .. "/" .. sub end
   local ok, err = fs.mkdir(dir)
-  if not ok then error("cannot create the run folder: " .. err.message, 2) end
+  if not ok then error(errors.wrap(err, "cannot create the run folder"), 2) end
   return dir
 end
 
@@ -149,183 +153,61 @@ function trace.describe(ev)
   return nil
 end
 
--- ---- recording and replaying model exchanges ----
-
-local function url_endpoint(url)
-  return (url:match("(/[%w_.-]+)$") or url)
-end
-
-local KEPT_HEADERS = {["content-type"] = true, ["retry-after"] = true, ["retry-after-ms"] = true}
-
-function trace.recorder(path, inner)
-  local file = assert(io.open(path, "w"))
-  file:write(json.encode({luagent_recording = 1, version = host.version}), "\n")
-  file:flush()
-  return function(request)
-    local chunks = {}
-    local copy = {}
-    for key, value in pairs(request) do copy[key] = value end
-    if request.on_chunk then
-      copy.on_chunk = function(c)
-        chunks[#chunks + 1] = c
-        return request.on_chunk(c)
-      end
-    end
-    local res, err = inner(copy)
-    local entry = {endpoint = url_endpoint(request.url), body = json.decode(request.body or "") or request.body,
-                   stream = request.on_chunk ~= nil}
-    if res then
-      local headers = {}
-      for name, value in pairs(res.headers or {}) do if KEPT_HEADERS[name] then headers[name] = value end end
-      entry.response = {status = res.status, headers = headers, body = request.on_chunk and table.concat(chunks) or res.body}
-    else
-      entry.error = {kind = err.kind, message = err.message, status = err.status}
-    end
-    file:write(json.encode(secrets.redact_value(entry)), "\n")
-    file:flush()
-    return res, err
-  end
-end
-
-local function short(v)
-  local text = type(v) == "string" and ("%q"):format(v) or (type(v) == "table" and json.encode(v) or tostring(v))
-  return #text > 160 and text:sub(1, 157) .. "..." or text
-end
-
--- The places where two JSON values differ, as "path: recorded X, now Y" lines.
-function trace.diff(recorded, now, path, out)
-  out = out or {}
-  path = path or "request"
-  if #out >= 8 then return out end
-  if type(recorded) == "table" and type(now) == "table" then
-    local keys = {}
-    for key in pairs(recorded) do keys[key] = true end
-    for key in pairs(now) do keys[key] = true end
-    local sorted = {}
-    for key in pairs(keys) do sorted[#sorted + 1] = key end
-    table.sort(sorted, function(a, b) return tostring(a) < tostring(b) end)
-    for _, key in ipairs(sorted) do
-      local sub = math.type(key) == "integer" and ("%s[%d]"):format(path, key) or path .. "." .. tostring(key)
-      trace.diff(recorded[key], now[key], sub, out)
-    end
-  elseif recorded ~= now then
-    out[#out + 1] = ("  %s\n    recorded: %s\n    now:      %s"):format(path, short(recorded), short(now))
-  end
-  return out
-end
-
-local MISMATCH_MT = {__tostring = function(e) return e.message end}
-
-local ENDPOINT_PROVIDERS = {["/completions"] = "openai", ["/responses"] = "openai_responses",
-                            ["/messages"] = "anthropic"}
-
--- The provider a recording was made with, from its first exchange.
-function trace.recorded_provider(path)
-  local file = io.open(path, "r")
-  if not file then return nil end
-  for line in file:lines() do
-    local entry = json.decode(line)
-    if type(entry) == "table" and entry.endpoint then
-      file:close()
-      return ENDPOINT_PROVIDERS[entry.endpoint]
-    end
-  end
-  file:close()
-  return nil
-end
-
--- What a replayed request is compared by: the request with the timings tools
--- report ("took 1.23 s") blanked, as they differ from run to run.
-function trace.replay_key(body)
-  return (json.encode(body):gsub("took [%d%.]+ s", "took ? s"))
-end
-
-function trace.replayer(path)
-  local file, err = io.open(path, "r")
-  if not file then error("--replay: cannot open " .. path .. ": " .. tostring(err), 0) end
-  local entries = {}
-  for line in file:lines() do
-    local entry = json.decode(line)
-    if type(entry) == "table" and entry.endpoint then entries[#entries + 1] = entry end
-  end
-  file:close()
-  local used = {}
-  return function(request)
-    local body = json.decode(request.body or "") or request.body
-    local wanted = trace.replay_key(body)
-    local first_unused
-    for i, entry in ipairs(entries) do
-      if not used[i] then
-        first_unused = first_unused or entry
-        if entry.endpoint == url_endpoint(request.url) and trace.replay_key(entry.body) == wanted then
-          used[i] = true
-          if entry.error then return nil, setmetatable(entry.error, MISMATCH_MT) end
-          local res = entry.response
-          if request.on_chunk then
-            for i2 = 1, #res.body, 65536 do
-              if request.on_chunk(res.body:sub(i2, i2 + 65535)) == false then break end
-            end
-            return {status = res.status, headers = res.headers or {}, body = ""}
-          end
-          return {status = res.status, headers = res.headers or {}, body = res.body}
-        end
-      end
-    end
-    local message
-    if first_unused then
-      message = ("replay: this model request differs from the recording in %s:\n%s\n"
-        .. "(the recipe, its settings or its prompts changed since the recording; record again with --record)")
-        :format(path, table.concat(trace.diff(first_unused.body, body), "\n"))
-    else
-      message = ("replay: the recording %s has no more model exchanges, but the run made another request"):format(path)
-    end
-    error(setmetatable({kind = "replay_mismatch", message = message}, MISMATCH_MT), 0)
-  end
-end
-
--- ---- starting a run's trace ----
+-- ---- the trace file and the terminal view ----
 
 function trace.path()
   return state.path
 end
 
--- Starts this run's trace: the file, the terminal view, record/replay.
--- Called by luagent at the run's first event; safe to call again.
-function trace.start(opts)
-  if state.started then return end
-  state.started = true
-  opts = opts or {}
-  state.t0 = loop.now()
-  local model = require "luagent.model"
-  if opts.replay then model.transport = trace.replayer(opts.replay)
-  elseif opts.record then model.transport = trace.recorder(opts.record, model.transport) end
-  local dir = trace.run_dir()
-  state.path = dir .. "/trace.jsonl"
-  local file = assert(io.open(state.path, "a"))
-  local closed = false
-  events.subscribe(function(ev)
-    if closed then return end
-    ev.t = loop.now() - state.t0
-    local safe = trace.safe(ev)
-    local line = json.encode(safe)
-    file:write(line, "\n")
-    file:flush()
-    if opts.json then
-      io.stdout:write(line, "\n")
-      io.stdout:flush()
-    elseif not opts.quiet then
-      local text = trace.describe(safe)
-      if text then io.stderr:write(text, "\n") end
-    end
-  end)
-  events.emit({type = "run_start", run_id = trace.run_id(), recipe = host.script, args = host.args,
-               settings = opts.settings, version = host.version, record = opts.record, replay = opts.replay})
-  luagent.at_exit(function(status, message)
-    events.emit({type = "run_end", run_id = trace.run_id(), status = status or "ok", error = message,
-                 duration = loop.now() - state.t0, trace = state.path})
-    closed = true
-    file:close()
-  end, {last = true})
+local Trace = {}
+Trace.__index = Trace
+
+-- trace.open{t0 = loop.now() at the run's start, quiet, json, settings, record, replay}:
+-- this run's trace, runs/<run-id>/trace.jsonl | nil, err.
+function trace.open(opts)
+  local ok, dir = pcall(trace.run_dir)
+  if not ok then return nil, errors.from(dir) end
+  local path = dir .. "/trace.jsonl"
+  local file, why = io.open(path, "a")
+  if not file then return errors.fail("io", ("cannot write the trace %s: %s"):format(path, why), {path = path}) end
+  state.path = path
+  return setmetatable({file = file, path = path, run_id = trace.run_id(), opts = opts, t0 = opts.t0 or loop.now()},
+                      Trace)
+end
+
+-- run_start, to every subscriber of the run's events (this trace too), at
+-- `time` (the first event's).
+function Trace:start(time)
+  local o = self.opts
+  events.emit({type = "run_start", time = time, run_id = self.run_id, recipe = host.script, args = host.args,
+               settings = o.settings, version = host.version, record = o.record, replay = o.replay})
+end
+
+-- One event: a line in the file; on stdout with --json, else a line for
+-- people on stderr (none with -q).
+function Trace:write(ev)
+  if self.closed then return end
+  ev.t = loop.now() - self.t0
+  local safe = trace.safe(ev)
+  local line = json.encode(safe)
+  self.file:write(line, "\n")
+  self.file:flush()
+  if self.opts.json then
+    io.stdout:write(line, "\n")
+    io.stdout:flush()
+  elseif not self.opts.quiet then
+    local text = trace.describe(safe)
+    if text then io.stderr:write(text, "\n") end
+  end
+end
+
+-- run_end (status "ok" | "failed" | "interrupted"), then the file is closed.
+function Trace:finish(status, message)
+  if self.closed then return end
+  events.emit({type = "run_end", run_id = self.run_id, status = status or "ok", error = message,
+               duration = loop.now() - self.t0, trace = self.path})
+  self.closed = true
+  self.file:close()
 end
 
 return trace

@@ -36,6 +36,28 @@ check "replay with a changed instruction stops with a diff naming the field" sh 
   [ \"\$(cat $TMP/status)\" = 1 ] && grep -q 'differs from the recording' $TMP/stderr &&
   grep -q 'messages\[1\].content' $TMP/stderr && grep -q 'Be brief.' $TMP/stderr"
 
+# The run's start chooses record/replay and opens the trace; nothing is switched on by a first event.
+cat > "$TMP/quiet.lua" <<'LUA'
+print("STARTED")
+local m = luagent.model.openai{model = "gpt-4o-mini", base_url = "http://127.0.0.1:1/v1", retry = luagent.retry.none}
+print(m:complete{messages = {{role = "user", content = "hi"}}} == nil and "NO ANSWER" or "ANSWER")
+LUA
+run_luagent run "$TMP/quiet.lua" -q --replay "$TMP/no-such-recording.jsonl"
+check "a recording that cannot be read stops the run at its start, before the recipe runs" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && grep -q -- '--replay: cannot open $TMP/no-such-recording.jsonl' $TMP/stderr &&
+  ! grep -q STARTED $TMP/stdout"
+printf 'print("nothing traced")\n' > "$TMP/untraced.lua"
+mkdir -p "$TMP/empty-runs"
+LUAGENT_RUNS_DIR="$TMP/empty-runs" run_luagent run "$TMP/untraced.lua"
+check "a run that does nothing traced writes no run folder and prints no run line" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && [ -z \"\$(ls $TMP/empty-runs)\" ] && [ ! -s $TMP/stderr ]"
+LUAGENT_RUNS_DIR="$TMP/empty-runs" run_luagent run "$TMP/quiet.lua" --json
+check "--json: run_start comes just before the run's first event, run_end last" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && head -1 $TMP/stdout | grep -q STARTED &&
+  sed -n 2p $TMP/stdout | grep -q '\"type\":\"run_start\"' && sed -n 3p $TMP/stdout | grep -q '\"type\":\"model_request\"' &&
+  tail -1 $TMP/stdout | grep -q '\"type\":\"run_end\"' &&
+  [ \$(grep -c '\"type\":\"run_start\"' $TMP/empty-runs/*/trace.jsonl) -eq 1 ]"
+
 q=hang-$$
 base=$(script_queue "$q" hang)
 label="ctrlc-$$"

@@ -26,6 +26,21 @@ t.test("never retries auth or bad_request, even when asked to", function()
   end
 end)
 
+t.test("by default, retries what the error catalogue marks retryable; an explicit list chooses", function()
+  for kind, entry in pairs(luagent.errors.KINDS) do
+    local fn, calls = failing({kind})
+    local value = retry.call(retry.exponential{attempts = 2, base = 0.001}, fn)
+    t.eq(value ~= nil, entry.retry, kind .. " retried")
+    t.eq(calls(), entry.retry and 2 or 1, kind .. " attempts")
+  end
+  local fn, calls = failing({"connect"})
+  local _, err = retry.call(retry.exponential{attempts = 2, base = 0.001, on = {"server"}}, fn)
+  t.eq(err.kind, "connect"); t.eq(calls(), 1, "not in the explicit list")
+  fn, calls = failing({"bad_response"})
+  t.eq(retry.call(retry.exponential{attempts = 2, base = 0.001, on = {"bad_response"}}, fn), "ok:2")
+  t.eq(calls(), 2, "chosen by the explicit list")
+end)
+
 t.test("gives up after the attempts, saying how many were made", function()
   local fn, calls = failing({"server", "server", "server", "server"})
   local _, err = retry.call(retry.exponential{attempts = 3, base = 0.01}, fn)

@@ -1,6 +1,7 @@
 -- luagent trace show TRACE.jsonl [--full]       a run's steps, for people
 -- luagent trace html TRACE.jsonl [-o OUT.html]  the same as one self-contained page
 local json = require "luagent.json"
+local errors = require "luagent.errors"
 local trace = require "luagent.trace"
 local fs = require "luagent.fs"
 
@@ -8,14 +9,15 @@ local cli = {}
 
 local USAGE = "usage: luagent trace show TRACE.jsonl [--full] | luagent trace html TRACE.jsonl [-o OUT.html]"
 
+-- The trace's events | nil, err
 local function load(path)
   local text, err = fs.read(path)
-  if not text then return nil, err.message end
+  if not text then return nil, err end
   local list, n = {}, 0
   for line in text:gmatch("[^\n]+") do
     n = n + 1
     local ev = json.decode(line)
-    if type(ev) ~= "table" then return nil, ("%s:%d: not a trace event"):format(path, n) end
+    if type(ev) ~= "table" then return errors.fail("json", ("%s:%d: not a trace event"):format(path, n), {path = path}) end
     list[#list + 1] = ev
   end
   return list
@@ -24,7 +26,7 @@ end
 -- The trace's events, or nil after saying on stderr why not.
 local function load_or_say(path)
   local list, err = load(path)
-  if not list then io.stderr:write("luagent: ", err, "\n") end
+  if not list then io.stderr:write("luagent: ", err.message, "\n") end
   return list
 end
 

@@ -1,7 +1,10 @@
 -- luagent.model.anthropic: the Anthropic Messages API wire format
--- (POST /v1/messages). Used through luagent.model: model.anthropic{...}.
+-- (POST /v1/messages). Used through luagent.model: model.anthropic{...}; the
+-- shape of this table is luagent.model.provider's.
 local json = require "luagent.json"
-local model = require "luagent.model"
+local content = require "luagent.model.content"
+local stream = require "luagent.model.stream"
+local provider = require "luagent.model.provider"
 
 local wire = {
   name = "anthropic",
@@ -28,13 +31,13 @@ local function image_block(part)
   return {type = "image", source = {type = "base64", media_type = part.media_type, data = part.data}}
 end
 
-local function blocks(content)
+local function blocks(value)
   local out = json.array{}
-  if type(content) == "string" then
-    if content ~= "" then out[1] = {type = "text", text = content} end
+  if type(value) == "string" then
+    if value ~= "" then out[1] = {type = "text", text = value} end
     return out
   end
-  for _, part in ipairs(content or {}) do
+  for _, part in ipairs(value or {}) do
     if part.type == "text" then out[#out + 1] = {type = "text", text = part.text}
     elseif part.type == "image" then out[#out + 1] = image_block(part) end
   end
@@ -60,19 +63,19 @@ function wire.messages(messages)
   end
   for _, msg in ipairs(messages) do
     if msg.role == "system" then
-      system[#system + 1] = model.text_of(msg.content)
+      system[#system + 1] = content.text_of(msg.content)
     elseif msg.role == "user" then
       push("user", blocks(msg.content))
     elseif msg.role == "assistant" then
-      local b = blocks(msg.content and model.text_of(msg.content) or "")
+      local b = blocks(msg.content and content.text_of(msg.content) or "")
       for _, call in ipairs(msg.tool_calls or {}) do
         b[#b + 1] = {type = "tool_use", id = call.id, name = call.name, input = tool_input(call)}
       end
       if #b > 0 then push("assistant", b) end -- an empty turn is refused by the API
     else
       local result = {type = "tool_result", tool_use_id = msg.tool_call_id}
-      if #model.images_of(msg.content) > 0 then result.content = blocks(msg.content)
-      else result.content = model.text_of(msg.content) end
+      if #content.images_of(msg.content) > 0 then result.content = blocks(msg.content)
+      else result.content = content.text_of(msg.content) end
       if msg.is_error then result.is_error = true end
       push("user", json.array{result})
     end
@@ -84,7 +87,7 @@ function wire.tools(tools)
   local out = json.array{}
   for i, tool in ipairs(tools) do
     out[i] = {name = tool.name, description = tool.description,
-              input_schema = model.schema(tool.parameters or {type = "object"})}
+              input_schema = content.parameters(tool)}
   end
   return out
 end
@@ -124,81 +127,75 @@ local function usage_of(u)
 end
 
 function wire.parse(_, msg)
-  if type(msg.content) ~= "table" then return nil, "no content" end
+  if type(msg.content) ~= "table" then return provider.unexpected("no content") end
   local text, calls = {}, {}
   for _, block in ipairs(msg.content) do
     if block.type == "text" and type(block.text) == "string" then
       text[#text + 1] = block.text
     elseif block.type == "tool_use" then
-      if type(block.name) ~= "string" then return nil, "a tool_use block without a name" end
+      if type(block.name) ~= "string" then return provider.unexpected("a tool_use block without a name") end
       local args = block.input
-      local call = model.tool_call(block.id, block.name, json.encode(type(args) == "table" and args or {}))
-      calls[#calls + 1] = call
+      calls[#calls + 1] = content.tool_call(block.id, block.name, json.encode(type(args) == "table" and args or {}))
     end
   end
-  local joined = table.concat(text)
-  return {text = joined ~= "" and joined or nil, tool_calls = calls, finish_reason = STOP[msg.stop_reason] or "stop",
+  return {text = content.join(text), tool_calls = calls, finish_reason = STOP[msg.stop_reason] or "stop",
           usage = usage_of(msg.usage), model = type(msg.model) == "string" and msg.model or nil, id = msg.id}
 end
 
 -- ---- streaming: message_start, content_block_*, message_delta, message_stop ----
 
-local Stream = {}
-Stream.__index = Stream
+local Stream = stream.class()
 
 function wire.stream(m, req)
-  return setmetatable({m = m, on_delta = req.on_delta, blocks = {}, usage = {}}, Stream)
+  return stream.new(Stream, m, req, {blocks = {}, usage = {}})
 end
 
 local ERROR_KINDS = {overloaded_error = "server", api_error = "server", rate_limit_error = "rate_limit",
                      authentication_error = "auth", permission_error = "auth", invalid_request_error = "bad_request"}
 
-function Stream:event(ev)
-  local data, failure = model.decode_event(ev)
-  if not data then
-    self.failure = failure
-    return false
-  end
-  local kind = data.type or ev.event
+local function merge_usage(into, usage)
+  for k, v in pairs(type(usage) == "table" and usage or {}) do into[k] = v end
+end
+
+function Stream:on_data(data, kind)
   if kind == "message_start" and type(data.message) == "table" then
     self.id, self.model = data.message.id, data.message.model
-    for k, v in pairs(type(data.message.usage) == "table" and data.message.usage or {}) do self.usage[k] = v end
+    merge_usage(self.usage, data.message.usage)
   elseif kind == "content_block_start" and type(data.content_block) == "table" then
     local b = data.content_block
-    self.blocks[#self.blocks + 1] = {index = data.index, type = b.type, id = b.id, name = b.name, parts = {}}
+    self.blocks[#self.blocks + 1] = {index = data.index, type = b.type, id = b.id, name = b.name, pieces = {}}
   elseif kind == "content_block_delta" and type(data.delta) == "table" then
     local block = self.blocks[#self.blocks]
     if not block then return true end
     if data.delta.type == "text_delta" and type(data.delta.text) == "string" then
-      block.parts[#block.parts + 1] = data.delta.text
-      if self.on_delta then self.on_delta(data.delta.text) end
+      self:add_text(data.delta.text, block.pieces)
     elseif data.delta.type == "input_json_delta" and type(data.delta.partial_json) == "string" then
-      block.parts[#block.parts + 1] = data.delta.partial_json
+      block.pieces[#block.pieces + 1] = data.delta.partial_json
     end
   elseif kind == "message_delta" then
     if type(data.delta) == "table" then self.stop_reason = data.delta.stop_reason end
-    for k, v in pairs(type(data.usage) == "table" and data.usage or {}) do self.usage[k] = v end
+    merge_usage(self.usage, data.usage)
   elseif kind == "message_stop" then
     self.done = true
   elseif kind == "error" then
     local e = type(data.error) == "table" and data.error or {}
-    self.failure = {kind = ERROR_KINDS[e.type] or "server", type = e.type,
-                    message = "error in the stream: " .. tostring(e.message or e.type)}
-    return false
+    return self:error_event(ERROR_KINDS, e.type, e.message, {type = e.type})
   end
   return true
 end
 
-function Stream:finish()
-  if self.failure then return nil, self.failure end
-  if not self.done then return nil, {kind = "bad_response", message = "the stream ended before message_stop"} end
+function Stream:missing()
+  return not self.done and "message_stop" or nil
+end
+
+-- A block's pieces are its text or its tool call's arguments.
+function Stream:result()
   local text, calls = {}, {}
   for _, b in ipairs(self.blocks) do
-    if b.type == "text" then text[#text + 1] = table.concat(b.parts)
-    elseif b.type == "tool_use" then calls[#calls + 1] = model.tool_call(b.id, b.name, table.concat(b.parts)) end
+    if b.type == "text" then text[#text + 1] = table.concat(b.pieces)
+    elseif b.type == "tool_use" then calls[#calls + 1] = b end
   end
-  local joined = table.concat(text)
-  return {text = joined ~= "" and joined or nil, tool_calls = calls, finish_reason = STOP[self.stop_reason] or "stop",
+  return {text = content.join(text), tool_calls = stream.tool_calls(calls), finish_reason = STOP[self.stop_reason] or "stop",
           usage = usage_of(self.usage), model = self.model, id = self.id}
 end
 

@@ -1,8 +1,11 @@
 -- luagent.model.openai: the OpenAI Chat Completions wire format, which every
 -- OpenAI-compatible server also speaks (Ollama, vLLM, llama.cpp server, LM
--- Studio, OpenRouter). Used through luagent.model: model.openai{...}.
+-- Studio, OpenRouter). Used through luagent.model: model.openai{...}; the
+-- shape of this table is luagent.model.provider's.
 local json = require "luagent.json"
-local model = require "luagent.model"
+local content = require "luagent.model.content"
+local stream = require "luagent.model.stream"
+local provider = require "luagent.model.provider"
 
 local wire = {
   name = "openai",
@@ -28,24 +31,20 @@ function wire.headers(m)
   return m.api_key and {authorization = "Bearer " .. m.api_key} or {}
 end
 
-local function data_url(part)
-  return ("data:%s;base64,%s"):format(part.media_type, part.data)
-end
-
 -- content -> a string, or parts when there are images
-local function user_content(content)
-  local images = model.images_of(content)
-  if type(content) == "string" or #images == 0 then return model.text_of(content) end
+local function user_content(value)
+  local images = content.images_of(value)
+  if type(value) == "string" or #images == 0 then return content.text_of(value) end
   local parts = json.array{}
-  for _, part in ipairs(content) do
+  for _, part in ipairs(value) do
     if part.type == "text" then parts[#parts + 1] = {type = "text", text = part.text}
-    elseif part.type == "image" then parts[#parts + 1] = {type = "image_url", image_url = {url = data_url(part)}} end
+    elseif part.type == "image" then parts[#parts + 1] = {type = "image_url", image_url = {url = content.data_url(part)}} end
   end
   return parts
 end
 
 local function assistant_message(msg)
-  local out = {role = "assistant", content = msg.content and model.text_of(msg.content) or json.null}
+  local out = {role = "assistant", content = msg.content and content.text_of(msg.content) or json.null}
   if msg.tool_calls and #msg.tool_calls > 0 then
     out.tool_calls = json.array{}
     for i, call in ipairs(msg.tool_calls) do
@@ -63,24 +62,26 @@ function wire.messages(messages)
   local function flush_images()
     if #pending_images == 0 then return end
     local parts = json.array{{type = "text", text = "The images returned by the tool calls above:"}}
-    for _, part in ipairs(pending_images) do parts[#parts + 1] = {type = "image_url", image_url = {url = data_url(part)}} end
+    for _, part in ipairs(pending_images) do
+      parts[#parts + 1] = {type = "image_url", image_url = {url = content.data_url(part)}}
+    end
     out[#out + 1] = {role = "user", content = parts}
     pending_images = {}
   end
   for _, msg in ipairs(messages) do
     if msg.role ~= "tool" then flush_images() end
     if msg.role == "system" then
-      out[#out + 1] = {role = "system", content = model.text_of(msg.content)}
+      out[#out + 1] = {role = "system", content = content.text_of(msg.content)}
     elseif msg.role == "user" then
       out[#out + 1] = {role = "user", content = user_content(msg.content)}
     elseif msg.role == "assistant" then
       -- an empty turn (no text, no calls) is refused by the API: leave it out
-      if model.text_of(msg.content) ~= "" or (msg.tool_calls and #msg.tool_calls > 0) then
+      if content.text_of(msg.content) ~= "" or (msg.tool_calls and #msg.tool_calls > 0) then
         out[#out + 1] = assistant_message(msg)
       end
     else
-      out[#out + 1] = {role = "tool", tool_call_id = msg.tool_call_id, content = model.text_of(msg.content)}
-      for _, img in ipairs(model.images_of(msg.content)) do pending_images[#pending_images + 1] = img end
+      out[#out + 1] = {role = "tool", tool_call_id = msg.tool_call_id, content = content.text_of(msg.content)}
+      for _, img in ipairs(content.images_of(msg.content)) do pending_images[#pending_images + 1] = img end
     end
   end
   flush_images()
@@ -91,7 +92,7 @@ function wire.tools(tools)
   local out = json.array{}
   for i, tool in ipairs(tools) do
     out[i] = {type = "function", ["function"] = {name = tool.name, description = tool.description,
-                                                 parameters = model.schema(tool.parameters or {type = "object"})}}
+                                                 parameters = content.parameters(tool)}}
   end
   return out
 end
@@ -135,83 +136,69 @@ end
 
 function wire.parse(_, decoded)
   local choice = type(decoded.choices) == "table" and decoded.choices[1]
-  if type(choice) ~= "table" or type(choice.message) ~= "table" then return nil, "no choices[1].message" end
+  if type(choice) ~= "table" or type(choice.message) ~= "table" then return provider.unexpected("no choices[1].message") end
   local msg = choice.message
   local calls = {}
   for i, c in ipairs(type(msg.tool_calls) == "table" and msg.tool_calls or {}) do
     local fn = type(c["function"]) == "table" and c["function"] or {}
-    if type(fn.name) ~= "string" then return nil, "a tool call without a function name" end
-    calls[i] = model.tool_call(c.id, fn.name, text_or_nil(fn.arguments) or "")
+    if type(fn.name) ~= "string" then return provider.unexpected("a tool call without a function name") end
+    calls[i] = content.tool_call(c.id, fn.name, text_or_nil(fn.arguments) or "")
   end
   return {text = text_or_nil(msg.content), tool_calls = calls, finish_reason = FINISH[choice.finish_reason] or "stop",
           usage = usage_of(decoded.usage), model = text_or_nil(decoded.model), id = decoded.id,
           refusal = text_or_nil(msg.refusal)}
 end
 
--- ---- streaming: chat.completion.chunk events ----
+-- ---- streaming: chat.completion.chunk events, then data: [DONE] ----
 
-local Stream = {}
-Stream.__index = Stream
+local Stream = stream.class{done_data = "[DONE]"}
 
 function wire.stream(m, req)
-  return setmetatable({m = m, on_delta = req.on_delta, text = {}, calls = {}, order = {}}, Stream)
+  return stream.new(Stream, m, req, {calls = {}, order = {}})
 end
 
-function Stream:event(ev)
-  if ev.data == "[DONE]" then
-    self.done = true
-    return true
+-- The pieces of one tool call, by its index in the chunks.
+function Stream:call_piece(d)
+  local index = math.tointeger(d.index) or (#self.order)
+  local call = self.calls[index]
+  if not call then
+    call = {pieces = {}}
+    self.calls[index] = call
+    self.order[#self.order + 1] = index
   end
-  local chunk, failure = model.decode_event(ev)
-  if not chunk then
-    self.failure = failure
-    return false
-  end
+  call.id = text_or_nil(d.id) or call.id
+  local fn = type(d["function"]) == "table" and d["function"] or {}
+  if type(fn.name) == "string" then call.name = (call.name or "") .. fn.name end
+  if type(fn.arguments) == "string" then call.pieces[#call.pieces + 1] = fn.arguments end
+end
+
+function Stream:on_data(chunk)
   if type(chunk.error) == "table" then
-    self.failure = {kind = "server", message = "error in the stream: " .. tostring(chunk.error.message)}
-    return false
+    return self:fail("server", "error in the stream: " .. tostring(chunk.error.message))
   end
   self.id, self.model = self.id or chunk.id, self.model or text_or_nil(chunk.model)
   if type(chunk.usage) == "table" then self.usage = usage_of(chunk.usage) end
   local choice = type(chunk.choices) == "table" and chunk.choices[1]
   if type(choice) ~= "table" then return true end
   local delta = type(choice.delta) == "table" and choice.delta or {}
-  if type(delta.content) == "string" and delta.content ~= "" then
-    self.text[#self.text + 1] = delta.content
-    if self.on_delta then self.on_delta(delta.content) end
-  end
-  for _, d in ipairs(type(delta.tool_calls) == "table" and delta.tool_calls or {}) do
-    local index = math.tointeger(d.index) or (#self.order)
-    local call = self.calls[index]
-    if not call then
-      call = {args = {}}
-      self.calls[index] = call
-      self.order[#self.order + 1] = index
-    end
-    call.id = text_or_nil(d.id) or call.id
-    local fn = type(d["function"]) == "table" and d["function"] or {}
-    if type(fn.name) == "string" then call.name = (call.name or "") .. fn.name end
-    if type(fn.arguments) == "string" then call.args[#call.args + 1] = fn.arguments end
-  end
+  if type(delta.content) == "string" and delta.content ~= "" then self:add_text(delta.content) end
+  for _, d in ipairs(type(delta.tool_calls) == "table" and delta.tool_calls or {}) do self:call_piece(d) end
   if type(choice.finish_reason) == "string" then self.finish_reason = choice.finish_reason end
   return true
 end
 
--- The assembled result; a stream that stopped before its end is bad_response.
-function Stream:finish(cut_inside_event)
-  if self.failure then return nil, self.failure end
-  if not self.done and (cut_inside_event or not self.finish_reason) then
-    return nil, {kind = "bad_response", message = "the stream ended before its end ([DONE])"}
-  end
-  local calls = {}
+-- Some servers end without [DONE]; a finish_reason and a clean end will do.
+function Stream:missing(cut)
+  if not self.done and (cut or not self.finish_reason) then return "its end ([DONE])" end
+  return nil
+end
+
+function Stream:result()
   table.sort(self.order)
-  for i, index in ipairs(self.order) do
-    local c = self.calls[index]
-    calls[i] = model.tool_call(c.id, c.name, table.concat(c.args))
-  end
-  local text = table.concat(self.text)
-  return {text = text ~= "" and text or nil, tool_calls = calls, finish_reason = FINISH[self.finish_reason] or "stop",
-          usage = self.usage, model = self.model, id = self.id}
+  local calls = {}
+  for i, index in ipairs(self.order) do calls[i] = self.calls[index] end
+  return {text = content.join(self.text), tool_calls = stream.tool_calls(calls),
+          finish_reason = FINISH[self.finish_reason] or "stop", usage = self.usage, model = self.model, id = self.id}
 end
 
 return wire

@@ -1,0 +1,100 @@
+-- luagent.model.client: a model served by a provider over HTTP — what
+-- model.openai{...}, model.anthropic{...} and model.new(provider, opts) make.
+--
+--   client.new(provider, opts) -> m        (provider: see luagent.model.provider)
+--   m:complete(req) -> result | nil, err   attempts (luagent.model.call) under the retry
+--                                          policy, with model_retry and model_response events
+--   m.totals = {calls, input_tokens, output_tokens, cached_tokens, cost, cost_unknown}
+local retry = require "luagent.retry"
+local loop = require "luagent.loop"
+local events = require "luagent.events"
+local secrets = require "luagent.secrets"
+local content = require "luagent.model.content"
+local provider = require "luagent.model.provider"
+local call = require "luagent.model.call"
+
+local client = {}
+
+local Model = {}
+Model.__index = Model
+
+function Model:__tostring()
+  return ("%s model %s at %s (API key %s)"):format(self.provider, self.model, self.base_url,
+    self.api_key and "set" or "not set")
+end
+
+-- The policy of this call, telling the events about each retry.
+local function announced(m, policy)
+  local user_on_retry = policy.on_retry
+  return policy:with({on_retry = function(err, n, wait)
+    events.emit({type = "model_retry", provider = m.provider, model = m.model, attempt = n, wait = wait, error = err})
+    if user_on_retry then user_on_retry(err, n, wait) end
+  end})
+end
+
+local function add_to_totals(t, result)
+  t.calls = t.calls + 1
+  t.input_tokens = t.input_tokens + (result.usage.input_tokens or 0)
+  t.output_tokens = t.output_tokens + (result.usage.output_tokens or 0)
+  t.cached_tokens = t.cached_tokens + (result.usage.cached_tokens or 0)
+  if result.cost then t.cost = t.cost + result.cost else t.cost_unknown = true end
+end
+
+-- m:complete(request) -> result | nil, err   (see luagent.model)
+function Model:complete(req)
+  req = req or {}
+  content.check_messages(req.messages)
+  local attempt = 0
+  local started = loop.now()
+  local result, err = retry.call(announced(self, req.retry or self.retry), function()
+    attempt = attempt + 1
+    return call.attempt(self, req, attempt)
+  end)
+  if not result then return nil, err end
+  result.attempts = attempt
+  result.duration = loop.now() - started
+  add_to_totals(self.totals, result)
+  events.emit({type = "model_response", provider = self.provider, model = self.model, attempts = attempt,
+               duration = result.duration, usage = result.usage, cost = result.cost,
+               finish_reason = result.finish_reason, text = result.text, tool_calls = result.tool_calls})
+  return result
+end
+
+local DEFAULTS = {timeout = 600, connect_timeout = 15, idle_timeout = 120}
+
+local function api_key(wire, opts)
+  local key = opts.api_key
+  if key == nil and wire.key_env then key = os.getenv(wire.key_env) end
+  if key == "" or key == false then return nil end
+  return key
+end
+
+-- Raises (misuse) at the level of whoever called model.openai & co.
+function client.new(wire, opts)
+  provider.check(wire, 3)
+  if type(opts) ~= "table" then error(("model.%s: options table expected"):format(wire.name), 3) end
+  local name = opts.model or wire.default_model
+  if type(name) ~= "string" or name == "" then
+    error(("model.%s: option 'model' (the model name) is required"):format(wire.name), 3)
+  end
+  local key = api_key(wire, opts)
+  local base_url = opts.base_url or (wire.base_url_env and os.getenv(wire.base_url_env)) or wire.default_base_url
+  base_url = base_url:gsub("/+$", "")
+  if not key and wire.needs_key(base_url) and not require("luagent.model").replaying then
+    error(("model.%s: no API key: set %s or pass api_key (a local server: pass base_url)"):format(wire.name,
+      wire.key_env), 3)
+  end
+  secrets.add(key, wire.key_env or "api_key")
+  local m = setmetatable({
+    provider = wire.name, wire = wire, model = name, base_url = base_url, api_key = key,
+    timeout = opts.timeout or DEFAULTS.timeout, connect_timeout = opts.connect_timeout or DEFAULTS.connect_timeout,
+    idle_timeout = opts.idle_timeout or DEFAULTS.idle_timeout,
+    retry = opts.retry or retry.default, headers = opts.headers, extra = opts.extra, prices = opts.prices,
+    temperature = opts.temperature, max_tokens = opts.max_tokens,
+    totals = {calls = 0, input_tokens = 0, output_tokens = 0, cached_tokens = 0, cost = 0},
+  }, Model)
+  for k, v in pairs(wire.options and wire.options(opts) or {}) do m[k] = v end
+  return m
+end
+
+return client
