@@ -15,6 +15,7 @@
 ---| "exists"             # something is already there where a new one was to be made
 ---| "not_a_file"         # a folder or a special file where a regular file was expected
 ---| "too_large"          # over a size limit (max_bytes, max_extract, a response body cap)
+---| "tool"               # a tool could not do what the model asked
 ---| "tar"                # a tar archive that is damaged or breaks the extraction rules
 ---| "bad_entry"          # a manifest or tar entry that cannot be staged (bad path, missing source)
 ---| "json"               # text that is not valid JSON

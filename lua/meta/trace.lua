@@ -17,7 +17,8 @@
 ---@field t number? seconds since the run started (in the trace file)
 ---@field [string] any
 
----@class luagent.TraceStartOptions
+---@class luagent.TraceOpenOptions
+---@field t0? number loop.now() at the run's start
 ---@field quiet? boolean no terminal lines
 ---@field json? boolean the events as JSON lines on stdout
 ---@field record? string save the model exchanges to this file
@@ -44,10 +45,6 @@ function trace.runs_root() end
 ---@return string?
 function trace.path() end
 
----Starts this run's trace: the file, the terminal view, record or replay.
----luagent calls it; safe to call again.
----@param opts? luagent.TraceStartOptions
-function trace.start(opts) end
 
 ---An event as it may be shown or written: long data cut, secrets redacted.
 ---@param ev luagent.Event
@@ -64,35 +61,35 @@ function trace.encode(ev) end
 ---@return string?
 function trace.describe(ev) end
 
----A transport (see model.transport) that records every exchange of `inner` to `path`.
----@param path string
----@param inner fun(request: luagent.HttpRequest): luagent.HttpResponse?, luagent.Error?
----@return fun(request: luagent.HttpRequest): luagent.HttpResponse?, luagent.Error?
-function trace.recorder(path, inner) end
 
----A transport that answers from a recording; a request the recording does
----not have raises a "replay_mismatch" error with a diff.
----@param path string
----@return fun(request: luagent.HttpRequest): luagent.HttpResponse?, luagent.Error?
-function trace.replayer(path) end
 
----The places where two JSON values differ, as "path: recorded X, now Y" lines
----(at most 8).
----@param recorded any
----@param now any
----@param path? string
----@param out? string[]
----@return string[]
-function trace.diff(recorded, now, path, out) end
 
----The provider a recording was made with ("openai", ...), or nil.
----@param path string
----@return string?
-function trace.recorded_provider(path) end
 
----What a replayed request is compared by (tool timings blanked).
----@param body any
----@return string
-function trace.replay_key(body) end
+
+---This run's trace file (runs/<run-id>/trace.jsonl) and terminal view. The
+---run opens it when it starts (luagent.run); recipes do not need to call it.
+---@param opts luagent.TraceOpenOptions
+---@return luagent.Trace? trace
+---@return luagent.Error? err
+function trace.open(opts) end
+
+---@class luagent.Trace
+---@field path string
+---@field run_id string
+local Trace = {}
+
+---Emits run_start (to every subscriber of the run's events).
+---@param time number? the first event's time
+function Trace:start(time) end
+
+---Writes one event: a line in the file; on stdout with --json, else a line
+---for people on stderr (none with -q).
+---@param ev luagent.Event
+function Trace:write(ev) end
+
+---Emits run_end and closes the file.
+---@param status? "ok"|"failed"|"interrupted"
+---@param message? string
+function Trace:finish(status, message) end
 
 return trace

@@ -42,12 +42,13 @@ local MODULES = {
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
 local CLASSES = {
   Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
-  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua",
+  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {
   Run = "an agent run's state (tools see it as ctx.run)",
   Stream = "a provider's stream assembler (luagent.model.StreamAssembler)",
+  Base = "the shared part of the providers' stream assemblers (lua/luagent/model/stream.lua)",
   Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker.lua)",
   Runner = "the in-container runner executor of a session (lua/luagent/sandbox/runner.lua)",
   DockerExec = "the one-exec-per-command executor of a session (lua/luagent/sandbox/docker_exec.lua)",
