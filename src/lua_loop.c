@@ -127,7 +127,7 @@ static int l_sleep(lua_State *L) {
   return host_await(L, &s->slot, (lua_KContext)s, sleep_k);
 }
 
-static int l_yield(lua_State *L) { return sched_yield(L); }
+static int l_yield(lua_State *L) { return task_yield(L); }
 
 static int l_now(lua_State *L) {
   lua_pushnumber(L, loop_now());

@@ -557,7 +557,7 @@ static int yield_k(lua_State *L, int status, lua_KContext ctx) {
   return 0;
 }
 
-int sched_yield(lua_State *L) {
+int task_yield(lua_State *L) {
   if (can_yield(sched_of(L)->current, L)) return lua_yieldk(L, 0, 0, yield_k);
   return 0;
 }

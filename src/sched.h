@@ -15,7 +15,11 @@
  * traceback) in it. A handle may be closed (task_close): that is the
  * binding's rule for user methods; the functions here keep working on a
  * closed handle, so the host's bookkeeping never depends on what a recipe
- * did with it. */
+ * did with it.
+ *
+ * Names: sched_* and task_*, never one of libc's <sched.h> functions
+ * (sched_yield, sched_getparam, ...): a clash replaces libc's for the whole
+ * process (the leak checker calls sched_yield). */
 #ifndef LUAGENT_SCHED_H
 #define LUAGENT_SCHED_H
 
@@ -136,8 +140,9 @@ void task_cancel(task *t, const char *why);
 void task_close(task *t);
 int task_is_closed(const task *t);
 
-/* loop.yield(): lets other ready tasks run (a no-op outside a task). */
-int sched_yield(lua_State *L);
+/* loop.yield(): the running task lets other ready tasks run first (a no-op
+ * outside a task). */
+int task_yield(lua_State *L);
 /* Pushes the handle of the task running now and returns 1, or returns 0. */
 int sched_push_current(lua_State *L);
 
