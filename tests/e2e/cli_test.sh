@@ -74,6 +74,17 @@ check "LUAGENT_PATH does the same" sh -c "[ \"\$(cat $TMP/stdout)\" = true ]"
 run_luagent run "$TMP/disk.lua"
 check "without it the embedded library is used" sh -c "[ \"\$(cat $TMP/stdout)\" = nil ]"
 
+# interrupt_when_ready COMMAND...: runs it in the background and sends it
+# SIGINT (Ctrl-C) once it printed "ready"; keeps stdout, stderr and status in $TMP
+interrupt_when_ready() {
+  "$@" > "$TMP/stdout" 2> "$TMP/stderr" &
+  pid=$!
+  for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
+  kill -INT $pid
+  wait $pid
+  echo $? > "$TMP/status"
+}
+
 cat > "$TMP/interrupt.lua" <<'LUA'
 local marker = ...
 local guard <close> = setmetatable({}, {__close = function()
@@ -84,12 +95,7 @@ local worker = luagent.spawn(function() luagent.sleep(60) end)
 print("ready"); io.stdout:flush()
 luagent.sleep(60)
 LUA
-"$LUAGENT" run "$TMP/interrupt.lua" -- "$TMP/closed.txt" > "$TMP/stdout" 2> "$TMP/stderr" &
-pid=$!
-for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
-kill -INT $pid
-wait $pid
-echo $? > "$TMP/status"
+interrupt_when_ready "$LUAGENT" run "$TMP/interrupt.lua" -- "$TMP/closed.txt"
 check "Ctrl-C stops the run cleanly: <close> handlers run, exit 130" sh -c "
   [ \"\$(cat $TMP/status)\" = 130 ] && [ \"\$(cat $TMP/closed.txt)\" = closed ] && grep -q interrupted $TMP/stderr"
 
@@ -98,12 +104,7 @@ print("ready"); io.stdout:flush()
 local n = 0
 while true do n = n + 1 end
 LUA
-"$LUAGENT" run "$TMP/busy.lua" > "$TMP/stdout" 2> "$TMP/stderr" &
-pid=$!
-for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
-kill -INT $pid
-wait $pid
-echo $? > "$TMP/status"
+interrupt_when_ready "$LUAGENT" run "$TMP/busy.lua"
 check "Ctrl-C also stops a busy loop that never waits" sh -c "[ \"\$(cat $TMP/status)\" = 130 ]"
 
 cat > "$TMP/stuck.lua" <<'LUA'
@@ -115,12 +116,7 @@ print("ready"); io.stdout:flush()
 luagent.sleep(60)
 LUA
 started=$(date +%s)
-LUAGENT_CANCEL_GRACE=1 "$LUAGENT" run "$TMP/stuck.lua" > "$TMP/stdout" 2> "$TMP/stderr" &
-pid=$!
-for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
-kill -INT $pid
-wait $pid
-echo $? > "$TMP/status"
+interrupt_when_ready env LUAGENT_CANCEL_GRACE=1 "$LUAGENT" run "$TMP/stuck.lua"
 took=$(( $(date +%s) - started ))
 check "Ctrl-C with a <close> handler that never finishes: gives up after the grace period, exit 130" sh -c "
   [ \"\$(cat $TMP/status)\" = 130 ] && [ $took -lt 10 ] &&
