@@ -4,15 +4,16 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "embedded.h"
-#include "lua_loop.h"
-#include "lua_util.h"
+#include "lua_errors.h"
 
+int luaopen_luagent_loop(lua_State *L);
 int luaopen_luagent_http(lua_State *L);
 int luaopen_luagent_json(lua_State *L);
 int luaopen_luagent_yaml(lua_State *L);
@@ -144,6 +145,15 @@ static int open_library(lua_State *L) {
   return 0;
 }
 
+/* LUAGENT_CANCEL_GRACE: seconds cancelled tasks get to stop (default 10). */
+static double cancel_grace(void) {
+  const char *text = getenv("LUAGENT_CANCEL_GRACE");
+  if (!text) return 10.0;
+  char *end;
+  double seconds = strtod(text, &end);
+  return end != text && *end == '\0' && seconds > 0 ? seconds : 10.0;
+}
+
 host *host_new(const host_options *opts, char *err, size_t errlen) {
   host *h = calloc(1, sizeof *h);
   if (!h) {
@@ -158,6 +168,12 @@ host *host_new(const host_options *opts, char *err, size_t errlen) {
     return NULL;
   }
   *(host **)lua_getextraspace(h->L) = h;
+  h->sched = sched_new(h->L, h->loop, cancel_grace());
+  if (!h->sched) {
+    snprintf(err, errlen, "out of memory");
+    host_free(h);
+    return NULL;
+  }
   h->lua_dir = opts->lua_dir;
   h->quiet = opts->quiet;
   h->script_dir = opts->script_path ? dir_of(opts->script_path) : NULL;
@@ -173,7 +189,8 @@ host *host_new(const host_options *opts, char *err, size_t errlen) {
 
 void host_free(host *h) {
   if (!h) return;
-  if (h->L) lua_close(h->L);
+  if (h->L) lua_close(h->L); /* finalizers may still reach the scheduler */
+  sched_free(h->sched);
   loop_free(h->loop);
   free((char *)h->script_dir);
   free(h);
@@ -185,24 +202,22 @@ void host_free(host *h) {
  * mutable state, set once before any signal can arrive. */
 static host *signal_host;
 
+/* Stops Lua code that runs without waiting (a busy loop) at its next instruction. */
 static void interrupt_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0);
-  luagent_push_error(L, "cancelled", "interrupted (Ctrl-C): the run is stopping");
+  luagent_push_error(L, "cancelled", "%s", SCHED_WHY_INTERRUPT);
   lua_error(L);
 }
 
 static void on_signal(int sig) {
   host *h = signal_host;
   if (!h) _exit(128 + sig);
-  if (h->interrupted) _exit(128 + sig); /* a second Ctrl-C: stop at once */
-  h->interrupted = sig;
+  if (sched_interrupted(h->sched)) _exit(128 + sig); /* a second Ctrl-C: stop at once */
   alarm(30); /* the last resort, should cleanup itself hang: SIGALRM ends the process */
-  /* Lua code running right now (not waiting in the loop) stops at its next
-   * instruction; waiting tasks are cancelled by the scheduler. */
-  lua_State *co = h->in_loop ? NULL : tasks_running_thread(h);
-  if (co) lua_sethook(co, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-  loop_wakeup(h->loop);
+  /* waiting tasks are cancelled by the scheduler; running Lua code here */
+  lua_State *running = sched_interrupt(h->sched, sig);
+  if (running) lua_sethook(running, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 void host_install_signal_handlers(host *h) {
@@ -219,11 +234,21 @@ void host_install_signal_handlers(host *h) {
 /* ---- running ---- */
 
 static int exit_status(host *h, int failed) {
-  if (h->interrupted) {
+  int sig = sched_interrupted(h->sched);
+  if (sig) {
     fprintf(stderr, "luagent: interrupted\n");
-    return 128 + h->interrupted;
+    return 128 + sig;
   }
   return failed ? 1 : 0;
+}
+
+/* Tasks did not stop within the grace period after a cancel: the run is
+ * abandoned (sandboxes it opened are found again by label). */
+static int gave_up_status(host *h) {
+  fprintf(stderr, "luagent: tasks did not stop within %g s of cancelling; exiting\n"
+                  "luagent: leftover sandboxes are removed by 'luagent sandbox prune'\n",
+          sched_grace(h->sched));
+  return 130;
 }
 
 /* Prints a failed main task: "FILE:LINE: message" and the traceback. */
@@ -241,20 +266,22 @@ static void report_failure(lua_State *L, int handle) {
 /* Runs luagent._run_exit_hooks(status, message) as a task (sandboxes are
  * closed and the trace finished there, even after an error or Ctrl-C); a
  * failure is reported like any unobserved one. */
-static void run_exit_hooks(host *h, const char *status, int message_idx) {
+static sched_status run_exit_hooks(host *h, const char *status, int message_idx) {
   lua_State *L = h->L;
+  sched_status st = SCHED_DONE;
   lua_getglobal(L, "luagent");
   if (lua_istable(L, -1) && lua_getfield(L, -1, "_run_exit_hooks") == LUA_TFUNCTION) {
     lua_pushstring(L, status);
     if (message_idx) lua_pushvalue(L, message_idx);
     else lua_pushnil(L);
-    tasks_spawn(L, 2);
+    sched_spawn(L, 2);
     lua_pop(L, 1);
-    tasks_run(h, NULL);
+    st = sched_run(h->sched, NULL);
   } else {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
+  return st;
 }
 
 /* Pushes the failed main task's message (a string) or nil. */
@@ -274,29 +301,36 @@ static void push_failure_message(lua_State *L, int handle) {
   }
 }
 
+static const char *ending(host *h, int message) {
+  if (sched_interrupted(h->sched)) return "interrupted";
+  return lua_isnil(h->L, message) ? "ok" : "failed";
+}
+
+/* The status a CLI module's main returned, if it returned an integer. */
+static int returned_status(lua_State *L, int handle, int status) {
+  int n = task_results(L, handle);
+  if (n > 0 && lua_isinteger(L, -n)) status = (int)lua_tointeger(L, -n);
+  lua_pop(L, n);
+  return status;
+}
+
 static int run_main_task(host *h, int nargs) {
   lua_State *L = h->L;
-  tasks_spawn(L, nargs);
+  task *main = sched_spawn(L, nargs);
   int handle = lua_gettop(L);
-  tasks_run(h, lua_touserdata(L, handle));
+  if (sched_run(h->sched, main) == SCHED_GAVE_UP) return gave_up_status(h);
   push_failure_message(L, handle);
   int message = lua_gettop(L);
-  run_exit_hooks(h, h->interrupted ? "interrupted" : lua_isnil(L, message) ? "ok" : "failed", message);
+  if (run_exit_hooks(h, ending(h, message), message) == SCHED_GAVE_UP) return gave_up_status(h);
   lua_pop(L, 1);
   int failed = task_failure(L, handle);
   if (failed) {
     lua_pop(L, 2);
-    if (!h->interrupted) report_failure(L, handle);
+    if (!sched_interrupted(h->sched)) report_failure(L, handle);
   }
-  int unobserved = tasks_report_unobserved(h);
+  int unobserved = sched_report_unobserved(h->sched);
   int status = exit_status(h, failed || unobserved);
-  if (!failed && !h->interrupted) {
-    /* a CLI module may return its exit status */
-    lua_getiuservalue(L, handle, 2);
-    lua_rawgeti(L, -1, 2);
-    if (lua_isinteger(L, -1)) status = (int)lua_tointeger(L, -1);
-    lua_pop(L, 2);
-  }
+  if (!failed && !sched_interrupted(h->sched)) status = returned_status(L, handle, status);
   lua_pop(L, 1);
   return status;
 }
@@ -329,12 +363,30 @@ int host_run_module(host *h, const char *module, int argc, char **argv) {
   }
   lua_getfield(L, -1, "main");
   lua_remove(L, -2);
+  if (!lua_isfunction(L, -1)) {
+    fprintf(stderr, "luagent: module '%s' has no main function\n", module);
+    lua_pop(L, 1);
+    return 1;
+  }
   push_string_list(L, argc, argv);
   return run_main_task(h, 1);
 }
 
 /* ---- the prompt ---- */
 
+/* Prints a finished line's values, tab-separated, like the standalone lua. */
+static void print_results(lua_State *L, int handle) {
+  int n = task_results(L, handle);
+  int first = lua_gettop(L) - n + 1;
+  for (int i = 0; i < n; i++) {
+    printf("%s%s", i > 0 ? "\t" : "", luaL_tolstring(L, first + i, NULL));
+    lua_pop(L, 1);
+  }
+  if (n > 0) printf("\n");
+  lua_pop(L, n);
+}
+
+/* Runs one line as a task. Returns 0, or an exit status to leave with. */
 static int repl_line(host *h, const char *line) {
   lua_State *L = h->L;
   char *expr = malloc(strlen(line) + 8);
@@ -350,27 +402,17 @@ static int repl_line(host *h, const char *line) {
     lua_pop(L, 1);
     return 0;
   }
-  tasks_spawn(L, 0);
+  task *t = sched_spawn(L, 0);
   int handle = lua_gettop(L);
-  tasks_run(h, lua_touserdata(L, handle));
-  if (h->interrupted) {
-    h->interrupted = 0;
-    h->cancelling = 0;
+  if (sched_run(h->sched, t) == SCHED_GAVE_UP) return gave_up_status(h);
+  if (sched_interrupted(h->sched)) {
     fprintf(stderr, "interrupted\n");
   } else if (task_failure(L, handle)) {
     fprintf(stderr, "%s\n", lua_isstring(L, -1) ? lua_tostring(L, -1) : luaL_tolstring(L, -2, NULL));
   } else {
-    lua_getiuservalue(L, handle, 2);
-    lua_getfield(L, -1, "n");
-    int n = (int)lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    for (int i = 2; i <= n; i++) {
-      lua_rawgeti(L, -1, i);
-      printf("%s%s", i > 2 ? "\t" : "", luaL_tolstring(L, -1, NULL));
-      lua_pop(L, 2);
-    }
-    if (n > 1) printf("\n");
+    print_results(L, handle);
   }
+  sched_reset(h->sched); /* the next line starts afresh, even after a failure */
   lua_settop(L, handle - 1);
   return 0;
 }
@@ -387,8 +429,9 @@ int host_repl(host *h) {
     }
     if (!fgets(line, sizeof line, stdin)) break;
     line[strcspn(line, "\n")] = '\0';
-    if (line[0]) repl_line(h, line);
+    int status = line[0] ? repl_line(h, line) : 0;
     fflush(stdout);
+    if (status) return status;
   }
   if (tty) printf("\n");
   return 0;

@@ -1,30 +1,25 @@
-/* host: owns the Lua state and everything recipes share — the event loop, the
- * task scheduler, the embedded Lua library, settings and interrupt handling.
+/* host: owns the Lua state and everything recipes share — the event loop,
+ * the task scheduler (sched.h), the embedded Lua library, settings and
+ * interrupt handling — and turns how a run ended into an exit status.
  *
  * Every thread's extra space holds the host pointer, so any binding reaches it
- * in O(1) with host_of(L). */
+ * in O(1) with host_of(L); host_of(L)->loop is the event loop.
+ *
+ * Environment: LUAGENT_CANCEL_GRACE, the seconds cancelled tasks get to stop
+ * after Ctrl-C or a failed main task before the run gives up on them
+ * (default 10; the tests shorten it). */
 #ifndef LUAGENT_HOST_H
 #define LUAGENT_HOST_H
 
 #include <lua.h>
-#include <signal.h>
 
 #include "loop.h"
-
-typedef struct task task;
+#include "sched.h"
 
 typedef struct host {
   lua_State *L;
-  loop *loop;
-  task *current;        /* task whose coroutine is running, or NULL */
-  task *ready_head, *ready_tail;
-  task *live;           /* unfinished tasks, doubly linked */
-  size_t nlive;
-  unsigned next_task_id;
-  volatile sig_atomic_t interrupted; /* signal number of a pending Ctrl-C/SIGTERM */
-  volatile sig_atomic_t in_loop; /* waiting in loop_run_once, not running Lua */
-  int cancelling;       /* an interrupt or a failed main task is unwinding tasks */
-  double cancel_deadline;
+  loop *loop;   /* the event loop bindings start their transfers and timers on */
+  sched *sched; /* tasks and waits */
   const char *lua_dir;  /* LUAGENT_PATH/--lua-path: load lua/ from disk */
   const char *script_dir;
   int quiet;
@@ -51,7 +46,8 @@ host *host_new(const host_options *opts, char *err, size_t errlen);
 void host_free(host *h);
 
 /* Runs a file as the main task and drives the scheduler until every task
- * has finished. Returns the process exit status (0, 1, or 128+signal). */
+ * has finished. Returns the process exit status: 0, 1, 128+signal, or 130
+ * when tasks did not stop within the grace period after a cancel. */
 int host_run_file(host *h, const char *path);
 /* Runs an embedded module's `main(args)` (the CLI subcommands written in Lua). */
 int host_run_module(host *h, const char *module, int argc, char **argv);

@@ -3,7 +3,7 @@
  * Pure C, no Lua: transfers (curl easy handles) and timers are registered with
  * a completion callback; loop_run_once() waits for I/O, a due timer or a
  * wakeup, then runs the callbacks. Callbacks only record results and mark
- * tasks runnable; the task scheduler (lua_loop.c) resumes Lua code. curl is
+ * tasks runnable; the task scheduler (sched.c) resumes Lua code. curl is
  * initialised on first use, so a recipe that never does I/O never pays for it. */
 #ifndef LUAGENT_LOOP_H
 #define LUAGENT_LOOP_H

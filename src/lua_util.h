@@ -1,7 +1,8 @@
-/* lua_util: small helpers every binding shares — option fields, handle
- * classes, and the cooperative wait (`host_await`) that makes a waiting C
- * primitive yield inside a task and block elsewhere. Error values are
- * lua_errors.h. */
+/* lua_util: small helpers every binding shares — option fields and handle
+ * classes. Error values are lua_errors.h; the cooperative wait (wait_slot,
+ * `host_await`, luagent_check_cancelled) that makes a waiting C primitive
+ * yield inside a task and block elsewhere is the scheduler's, sched.h,
+ * included here so every binding has it. */
 #ifndef LUAGENT_LUA_UTIL_H
 #define LUAGENT_LUA_UTIL_H
 
@@ -10,27 +11,7 @@
 #include <stddef.h>
 
 #include "lua_errors.h"
-
-typedef struct task task;
-
-/* One pending operation a task can wait for. The operation calls
- * wait_slot_complete() when it finishes; `cancel` aborts it (may be NULL). */
-typedef struct wait_slot {
-  task *task;
-  int done;
-  int cancelled;
-  void (*cancel)(struct wait_slot *slot);
-} wait_slot;
-
-void wait_slot_init(wait_slot *slot, void (*cancel)(wait_slot *slot));
-void wait_slot_complete(wait_slot *slot);
-
-/* Waits until slot->done, then continues in k(L, status, ctx). Inside a task
- * this yields to the scheduler; elsewhere it drives the scheduler in place.
- * The continuation must begin with luagent_check_cancelled(L, slot). */
-int host_await(lua_State *L, wait_slot *slot, lua_KContext ctx, lua_KFunction k);
-/* Raises {kind = "cancelled"} if the wait was cancelled (Ctrl-C, task:cancel()). */
-void luagent_check_cancelled(lua_State *L, const wait_slot *slot);
+#include "sched.h"
 
 /* Option fields of a table argument at index `t`; a wrong type raises an
  * error naming the field. */

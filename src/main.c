@@ -1,8 +1,10 @@
-/* main: the command line. Parses arguments and hands over to the host;
- * subcommands other than run/repl/version/help are Lua modules
- * (lua/luagent/cli/NAME.lua). Exit status: 0 ok, 1 the recipe failed,
- * 2 bad usage, 128+N stopped by signal N. */
+/* main: the command line. Parses arguments by name from tables and hands
+ * over to the host; subcommands other than run/repl/version/help are Lua
+ * modules (lua/luagent/cli/NAME.lua). Exit status: 0 ok, 1 the recipe
+ * failed, 2 bad usage, 128+N stopped by signal N (130 also when tasks did
+ * not stop after Ctrl-C). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,17 +24,90 @@ static const char USAGE[] =
     "  sandbox build [--offline] | ls | prune            the sandbox image; leftover sandboxes\n"
     "  trace show|html TRACE.jsonl                       read a run's trace\n"
     "  doctor                                            check Docker, the image and API keys\n"
+    "  meta [DIR]                                        write LuaLS annotations and .luarc.json for editor help\n"
     "  repl                                              a Lua prompt with every primitive loaded\n"
     "  version                                           print the version\n"
     "\n"
     "Environment: LUAGENT_PATH (like --lua-path), DOCKER_HOST, OPENAI_API_KEY,\n"
     "OPENAI_BASE_URL, ANTHROPIC_API_KEY.\n";
 
-static int usage_error(const char *fmt, const char *arg) {
+/* Prints "luagent: <message> (see 'luagent help')"; returns the usage status 2. */
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   fprintf(stderr, "luagent: ");
-  fprintf(stderr, fmt, arg);
+  vfprintf(stderr, fmt, ap);
   fprintf(stderr, " (see 'luagent help')\n");
+  va_end(ap);
   return 2;
+}
+
+/* ---- options of `run` ---- */
+
+/* Each setter stores an option's value (NULL for a flag) in the host
+ * options; returns 0, or an exit status. */
+static int set_setting(host_options *o, char *value) {
+  const char *eq = strchr(value, '=');
+  if (!eq || eq == value) return usage_error("--set '%s' is not key=value", value);
+  o->settings[o->nsettings++] = value;
+  return 0;
+}
+
+static int set_lua_dir(host_options *o, char *value) {
+  o->lua_dir = value;
+  return 0;
+}
+
+static int set_record(host_options *o, char *value) {
+  o->record = value;
+  return 0;
+}
+
+static int set_replay(host_options *o, char *value) {
+  o->replay = value;
+  return 0;
+}
+
+static int set_quiet(host_options *o, char *value) {
+  (void)value;
+  o->quiet = 1;
+  return 0;
+}
+
+static int set_json(host_options *o, char *value) {
+  (void)value;
+  o->json = 1;
+  return 0;
+}
+
+/* An option: its name, what its value is (for "NAME needs ..."; NULL for
+ * a flag that takes none) and what it sets. A value follows as the next
+ * argument, or after '=' for a long option (--set=key=value). */
+typedef struct run_option {
+  const char *name;
+  const char *value;
+  int (*set)(host_options *o, char *value);
+} run_option;
+
+static const run_option RUN_OPTIONS[] = {
+    {"--set", "key=value", set_setting},       {"-s", "key=value", set_setting},
+    {"--lua-path", "a directory", set_lua_dir}, {"--record", "a file", set_record},
+    {"--replay", "a file", set_replay},         {"-q", NULL, set_quiet},
+    {"--quiet", NULL, set_quiet},               {"--json", NULL, set_json},
+};
+
+/* The option `arg` names, or NULL; *inline_value is what follows '=' in
+ * "--name=value" (NULL when there is no '='). */
+static const run_option *find_option(char *arg, char **inline_value) {
+  char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+  size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+  *inline_value = eq ? eq + 1 : NULL;
+  for (size_t i = 0; i < sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0]; i++) {
+    const run_option *opt = &RUN_OPTIONS[i];
+    if (strlen(opt->name) != len || strncmp(opt->name, arg, len) != 0) continue;
+    return eq && !opt->value ? NULL : opt; /* a flag takes no '=value' */
+  }
+  return NULL;
 }
 
 typedef struct cli {
@@ -50,39 +125,27 @@ static int parse_run(cli *c, int argc, char **argv) {
   o->argv = c->args;
   int rest = 0;
   for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    int has_value = i + 1 < argc;
+    char *a = argv[i];
     if (rest || a[0] != '-' || strcmp(a, "-") == 0) {
       if (!o->script_path && !rest)
         o->script_path = a;
       else
-        o->argv[o->argc++] = argv[i];
-    } else if (strcmp(a, "--") == 0) {
-      rest = 1;
-    } else if (strcmp(a, "--set") == 0 || strcmp(a, "-s") == 0) {
-      if (!has_value) return usage_error("%s needs key=value", a);
-      const char *kv = argv[++i];
-      const char *eq = strchr(kv, '=');
-      if (!eq || eq == kv) return usage_error("--set '%s' is not key=value", kv);
-      o->settings[o->nsettings++] = argv[i];
-    } else if (strncmp(a, "--set=", 6) == 0) {
-      const char *eq = strchr(a + 6, '=');
-      if (!eq || eq == a + 6) return usage_error("--set '%s' is not key=value", a + 6);
-      o->settings[o->nsettings++] = argv[i] + 6;
-    } else if (strcmp(a, "--lua-path") == 0) {
-      if (!has_value) return usage_error("%s needs a directory", a);
-      o->lua_dir = argv[++i];
-    } else if (strcmp(a, "--record") == 0 || strcmp(a, "--replay") == 0) {
-      if (!has_value) return usage_error("%s needs a file", a);
-      if (a[3] == 'e' && a[4] == 'c') o->record = argv[++i];
-      else o->replay = argv[++i];
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      o->quiet = 1;
-    } else if (strcmp(a, "--json") == 0) {
-      o->json = 1;
-    } else {
-      return usage_error("unknown option '%s'", a);
+        o->argv[o->argc++] = a;
+      continue;
     }
+    if (strcmp(a, "--") == 0) {
+      rest = 1;
+      continue;
+    }
+    char *value;
+    const run_option *opt = find_option(a, &value);
+    if (!opt) return usage_error("unknown option '%s'", a);
+    if (opt->value && !value) {
+      if (i + 1 >= argc) return usage_error("%s needs %s", a, opt->value);
+      value = argv[++i];
+    }
+    int rc = opt->set(o, value);
+    if (rc) return rc;
   }
   if (!o->script_path) return usage_error("%s", "run needs a recipe file, e.g. 'luagent run recipes/energy_anomaly.lua'");
   if (access(o->script_path, R_OK) != 0) {
@@ -118,6 +181,7 @@ static int cmd_run(int argc, char **argv) {
   return rc;
 }
 
+/* A subcommand written in Lua: the module's main(args). */
 static int cmd_module(const char *module, int argc, char **argv) {
   host_options o;
   memset(&o, 0, sizeof o);
@@ -128,7 +192,8 @@ static int cmd_module(const char *module, int argc, char **argv) {
   return rc;
 }
 
-static int cmd_repl(void) {
+static int cmd_repl(int argc, char **argv) {
+  (void)argc, (void)argv;
   host_options o;
   memset(&o, 0, sizeof o);
   host *h = make_host(&o);
@@ -138,25 +203,45 @@ static int cmd_repl(void) {
   return rc;
 }
 
+static int cmd_version(int argc, char **argv) {
+  (void)argc, (void)argv;
+  printf("luagent %s\n", LUAGENT_VERSION);
+  return 0;
+}
+
+static int cmd_help(int argc, char **argv) {
+  (void)argc, (void)argv;
+  fputs(USAGE, stdout);
+  return 0;
+}
+
+/* A command: its name, and either its C handler or the Lua module
+ * (lua/luagent/cli/NAME.lua) whose main(args) runs it. */
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *module;
+} command;
+
+static const command COMMANDS[] = {
+    {"run", cmd_run, NULL},           {"repl", cmd_repl, NULL},
+    {"version", cmd_version, NULL},   {"--version", cmd_version, NULL},
+    {"help", cmd_help, NULL},         {"--help", cmd_help, NULL},
+    {"-h", cmd_help, NULL},           {"sandbox", NULL, "luagent.cli.sandbox"},
+    {"doctor", NULL, "luagent.cli.doctor"}, {"trace", NULL, "luagent.cli.trace"},
+    {"meta", NULL, "luagent.cli.meta"},
+};
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fputs(USAGE, stderr);
     return 2;
   }
-  const char *cmd = argv[1];
-  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
-  if (strcmp(cmd, "repl") == 0) return cmd_repl();
-  if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-    printf("luagent %s\n", LUAGENT_VERSION);
-    return 0;
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+    const command *c = &COMMANDS[i];
+    if (strcmp(argv[1], c->name) != 0) continue;
+    if (c->module) return cmd_module(c->module, argc - 2, argv + 2);
+    return c->run(argc - 2, argv + 2);
   }
-  if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-    fputs(USAGE, stdout);
-    return 0;
-  }
-  if (strcmp(cmd, "sandbox") == 0) return cmd_module("luagent.cli.sandbox", argc - 2, argv + 2);
-  if (strcmp(cmd, "doctor") == 0) return cmd_module("luagent.cli.doctor", argc - 2, argv + 2);
-  if (strcmp(cmd, "meta") == 0) return cmd_module("luagent.cli.meta", argc - 2, argv + 2);
-  if (strcmp(cmd, "trace") == 0) return cmd_module("luagent.cli.trace", argc - 2, argv + 2);
-  return usage_error("unknown command '%s'", cmd);
+  return usage_error("unknown command '%s'", argv[1]);
 }

@@ -36,6 +36,19 @@ check "an unknown option exits 2 with a hint" sh -c "
 run_luagent run "$TMP/fails.lua" --set novalue
 check "--set without = exits 2" sh -c "[ \"\$(cat $TMP/status)\" = 2 ] && grep -q 'key=value' $TMP/stderr"
 
+echo 'local h = require "luagent.host"; print(h.record, h.replay, h.quiet, h.json, h.settings[1])' > "$TMP/options.lua"
+run_luagent run --record "$TMP/a.jsonl" --replay="$TMP/b.jsonl" -q --json --set=k=v "$TMP/options.lua"
+check "options are told apart by name: --record FILE, --replay=FILE, -q, --json, --set=k=v" \
+  sh -c "[ \"\$(cat $TMP/stdout)\" = \"\$(printf '%s\t%s\ttrue\ttrue\tk=v' $TMP/a.jsonl $TMP/b.jsonl)\" ]"
+run_luagent run --replay "$TMP/b.jsonl" --quiet "$TMP/options.lua"
+check "--replay alone sets no recording" sh -c "[ \"\$(cat $TMP/stdout)\" = \"\$(printf 'nil\t%s\ttrue\tfalse\tnil' $TMP/b.jsonl)\" ]"
+run_luagent run "$TMP/options.lua" --record
+check "an option without its value exits 2 and says what it needs" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q -- '--record needs a file' $TMP/stderr"
+run_luagent run --json=yes "$TMP/options.lua"
+check "a flag given a value is an unknown option, exit 2" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"unknown option '--json=yes'\" $TMP/stderr"
+
 cat > "$TMP/settings.lua" <<'LUA'
 local s = luagent.settings
 print(s.a.b, math.type(s.a.b), s.flag, s.ratio, s.name, s.list and #s.list, ...)
@@ -61,6 +74,17 @@ check "LUAGENT_PATH does the same" sh -c "[ \"\$(cat $TMP/stdout)\" = true ]"
 run_luagent run "$TMP/disk.lua"
 check "without it the embedded library is used" sh -c "[ \"\$(cat $TMP/stdout)\" = nil ]"
 
+# interrupt_when_ready COMMAND...: runs it in the background and sends it
+# SIGINT (Ctrl-C) once it printed "ready"; keeps stdout, stderr and status in $TMP
+interrupt_when_ready() {
+  "$@" > "$TMP/stdout" 2> "$TMP/stderr" &
+  pid=$!
+  for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
+  kill -INT $pid
+  wait $pid
+  echo $? > "$TMP/status"
+}
+
 cat > "$TMP/interrupt.lua" <<'LUA'
 local marker = ...
 local guard <close> = setmetatable({}, {__close = function()
@@ -71,12 +95,7 @@ local worker = luagent.spawn(function() luagent.sleep(60) end)
 print("ready"); io.stdout:flush()
 luagent.sleep(60)
 LUA
-"$LUAGENT" run "$TMP/interrupt.lua" -- "$TMP/closed.txt" > "$TMP/stdout" 2> "$TMP/stderr" &
-pid=$!
-for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
-kill -INT $pid
-wait $pid
-echo $? > "$TMP/status"
+interrupt_when_ready "$LUAGENT" run "$TMP/interrupt.lua" -- "$TMP/closed.txt"
 check "Ctrl-C stops the run cleanly: <close> handlers run, exit 130" sh -c "
   [ \"\$(cat $TMP/status)\" = 130 ] && [ \"\$(cat $TMP/closed.txt)\" = closed ] && grep -q interrupted $TMP/stderr"
 
@@ -85,13 +104,49 @@ print("ready"); io.stdout:flush()
 local n = 0
 while true do n = n + 1 end
 LUA
-"$LUAGENT" run "$TMP/busy.lua" > "$TMP/stdout" 2> "$TMP/stderr" &
-pid=$!
-for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
-kill -INT $pid
-wait $pid
-echo $? > "$TMP/status"
+interrupt_when_ready "$LUAGENT" run "$TMP/busy.lua"
 check "Ctrl-C also stops a busy loop that never waits" sh -c "[ \"\$(cat $TMP/status)\" = 130 ]"
+
+cat > "$TMP/stuck.lua" <<'LUA'
+local guard <close> = setmetatable({}, {__close = function(_, err)
+  print("closing after: " .. tostring(err)); io.stdout:flush()
+  luagent.sleep(60) -- a cleanup that never finishes
+end})
+print("ready"); io.stdout:flush()
+luagent.sleep(60)
+LUA
+started=$(date +%s)
+interrupt_when_ready env LUAGENT_CANCEL_GRACE=1 "$LUAGENT" run "$TMP/stuck.lua"
+took=$(( $(date +%s) - started ))
+check "Ctrl-C with a <close> handler that never finishes: gives up after the grace period, exit 130" sh -c "
+  [ \"\$(cat $TMP/status)\" = 130 ] && [ $took -lt 10 ] &&
+  grep -q 'closing after: cancelled: interrupted (Ctrl-C)' $TMP/stdout &&
+  grep -q 'luagent: tasks did not stop within 1 s of cancelling; exiting' $TMP/stderr &&
+  grep -q \"luagent: leftover sandboxes are removed by 'luagent sandbox prune'\" $TMP/stderr"
+
+cat > "$TMP/main_fails.lua" <<'LUA'
+luagent.spawn(function()
+  local _guard <close> = setmetatable({}, {__close = function(_, err) print("worker stopped: " .. tostring(err)) end})
+  luagent.sleep(60)
+end)
+luagent.sleep(0.05)
+error("the main task gives up", 0)
+LUA
+run_luagent run "$TMP/main_fails.lua"
+check "when the main task fails the other tasks are cancelled, and their error says why" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && grep -q 'the main task gives up' $TMP/stderr &&
+  grep -q 'worker stopped: cancelled: .*the main task failed' $TMP/stdout"
+
+cat > "$TMP/close_main.lua" <<'LUA'
+local me = require("luagent.loop").current()
+me:close()
+print(tostring(me))
+error("failed after closing its own handle", 0)
+LUA
+run_luagent run "$TMP/close_main.lua"
+check "the host still reads a main task whose handle the recipe closed" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && grep -q '^task 1 (closed)' $TMP/stdout &&
+  grep -q 'failed after closing its own handle' $TMP/stderr"
 
 cat > "$TMP/orphan.lua" <<'LUA'
 luagent.spawn(function() luagent.sleep(0.05); error("nobody waits for me") end)
@@ -103,5 +158,25 @@ check "an error in a task nobody waits for is reported, not lost" sh -c "
 echo 'print(1 + 1); print(luagent.json.encode({a = 1}))' | "$LUAGENT" repl > "$TMP/stdout" 2>&1
 check "repl evaluates lines with every primitive loaded" sh -c "grep -qx 2 $TMP/stdout && grep -qx '{\"a\":1}' $TMP/stdout"
 
+printf '%s\n' 'luagent.spawn(function() luagent.sleep(5) end); error("the first line fails", 0)' \
+  'luagent.sleep(1.5); print("still here")' | LUAGENT_CANCEL_GRACE=1 "$LUAGENT" repl > "$TMP/stdout" 2>&1
+check "repl: a failed line's cancellation does not end a later line that waits longer than the grace" \
+  sh -c "grep -q 'the first line fails' $TMP/stdout && grep -qx 'still here' $TMP/stdout"
+
 run_luagent version
 check "version prints the version" sh -c "grep -q '^luagent [0-9]' $TMP/stdout"
+
+run_luagent help
+check "help lists every command, meta included" sh -c "
+  for c in run sandbox trace doctor 'meta \\[DIR\\]' repl version; do grep -q \"^  \$c\" $TMP/stdout || exit 1; done"
+
+mkdir -p "$TMP/metalib/luagent/cli"
+cp -r lua/luagent/* "$TMP/metalib/luagent/"
+echo 'return { main = function(args) print("meta: " .. table.concat(args, " ")); return 3 end }' \
+  > "$TMP/metalib/luagent/cli/meta.lua"
+LUAGENT_PATH="$TMP/metalib" "$LUAGENT" meta "$TMP/somewhere" > "$TMP/stdout" 2> "$TMP/stderr"
+echo $? > "$TMP/status"
+check "'meta DIR' runs luagent.cli.meta's main(args); its returned status is the exit status" sh -c "
+  [ \"\$(cat $TMP/status)\" = 3 ] && [ \"\$(cat $TMP/stdout)\" = 'meta: $TMP/somewhere' ]"
+
+check "no circle among the C modules of src/ (tools/include-graph.sh)" tools/include-graph.sh src

@@ -131,4 +131,62 @@ t.test("primitives work from a plain coroutine inside a task (blocking there)", 
   t.eq(co(), "done")
 end)
 
+t.test("a cancelled task's error says why: task:cancel()", function()
+  local waiting = luagent.spawn(function() luagent.sleep(10) end)
+  luagent.yield() -- it is waiting now
+  waiting:cancel()
+  local _, err = waiting:wait()
+  t.eq(err.kind, "cancelled")
+  t.match(err.message, "task:cancel%(%)")
+  t.match(tostring(err), "^cancelled: ")
+  local fresh = luagent.spawn(function() luagent.sleep(10) end)
+  fresh:cancel() -- not started yet: it stops at its first wait
+  local _, err2 = fresh:wait()
+  t.match(err2.message, "task:cancel%(%)")
+end)
+
+t.test("a closed task handle raises 'task is closed' and never crashes", function()
+  local task = luagent.spawn(function() return 1 end)
+  t.eq(task:wait(), 1)
+  task:close()
+  task:close() -- idempotent
+  for _, method in ipairs({"wait", "cancel", "status"}) do
+    local ok, err = pcall(task[method], task)
+    t.eq(ok, false, method)
+    t.match(err, "task is closed", method)
+  end
+  t.match(tostring(task), "^task %d+ %(closed%)$")
+  t.match(tostring(luagent.spawn(function() end)), "^task %d+ %(ready%)$")
+end)
+
+t.test("closing an unfinished task cancels it, as does leaving its <close> scope", function()
+  local reason
+  do
+    local _task <close> = luagent.spawn(function()
+      local _guard <close> = setmetatable({}, {__close = function(_, err) reason = err end})
+      luagent.sleep(10)
+    end)
+    luagent.sleep(0.01)
+  end
+  luagent.sleep(0.01) -- it unwinds
+  t.eq(reason and reason.kind, "cancelled")
+  t.match(reason.message, "task:close%(%)")
+end)
+
+t.test("a task whose handle is dropped still runs to its end (no finalizer cancels it)", function()
+  local done = false
+  luagent.spawn(function() luagent.sleep(0.05); done = true end)
+  collectgarbage(); collectgarbage()
+  luagent.sleep(0.1)
+  t.ok(done, "the task finished")
+end)
+
+t.test("loop.current() is the running task's own handle", function()
+  local loop = require "luagent.loop"
+  local seen
+  local task = luagent.spawn(function() seen = loop.current() end)
+  task:wait()
+  t.eq(seen, task)
+end)
+
 return t.done()
