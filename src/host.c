@@ -154,7 +154,28 @@ static double cancel_grace(void) {
   return end != text && *end == '\0' && seconds > 0 ? seconds : 10.0;
 }
 
-host *host_new(const host_options *opts, char *err, size_t errlen) {
+/* The library failed to load. An error value marked `usage` (a bad --set,
+ * --record or --replay) is the command line's fault: its message as is and
+ * status 2; anything else is a broken library (status 1). */
+static void report_setup_failure(lua_State *L, char *err, size_t errlen, int *status) {
+  *status = 1;
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "usage");
+    int usage = lua_toboolean(L, -1);
+    lua_getfield(L, -2, "message");
+    if (usage && lua_isstring(L, -1)) {
+      snprintf(err, errlen, "%s", lua_tostring(L, -1));
+      *status = 2;
+      lua_pop(L, 2);
+      return;
+    }
+    lua_pop(L, 2);
+  }
+  snprintf(err, errlen, "cannot load the luagent library: %s", luaL_tolstring(L, -1, NULL));
+}
+
+host *host_new(const host_options *opts, char *err, size_t errlen, int *status) {
+  *status = 1;
   host *h = calloc(1, sizeof *h);
   if (!h) {
     snprintf(err, errlen, "out of memory");
@@ -180,7 +201,7 @@ host *host_new(const host_options *opts, char *err, size_t errlen) {
   lua_pushcfunction(h->L, open_library);
   lua_pushlightuserdata(h->L, (void *)opts);
   if (lua_pcall(h->L, 1, 0, 0) != LUA_OK) {
-    snprintf(err, errlen, "cannot load the luagent library: %s", lua_tostring(h->L, -1));
+    report_setup_failure(h->L, err, errlen, status);
     host_free(h);
     return NULL;
   }

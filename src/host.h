@@ -41,8 +41,9 @@ typedef struct host_options {
 static inline host *host_of(lua_State *L) { return *(host **)lua_getextraspace(L); }
 
 /* Creates the host: Lua state, libraries, preloaded luagent.* modules,
- * package.path, the global `luagent`. Returns NULL with a message in err. */
-host *host_new(const host_options *opts, char *err, size_t errlen);
+ * package.path, the global `luagent`. Returns NULL with a message in err and
+ * the exit status in *status (2: a bad --set/--record/--replay, 1: otherwise). */
+host *host_new(const host_options *opts, char *err, size_t errlen, int *status);
 void host_free(host *h);
 
 /* Runs a file as the main task and drives the scheduler until every task

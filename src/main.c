@@ -155,13 +155,15 @@ static int parse_run(cli *c, int argc, char **argv) {
   return 0;
 }
 
-static host *make_host(host_options *o) {
+/* The host, or NULL with the failure printed and its exit status in *status
+ * (2 for a bad --set/--record/--replay, 1 otherwise). */
+static host *make_host(host_options *o, int *status) {
   if (!o->lua_dir) {
     const char *env = getenv("LUAGENT_PATH");
     if (env && *env) o->lua_dir = env;
   }
-  char err[512];
-  host *h = host_new(o, err, sizeof err);
+  char err[1024];
+  host *h = host_new(o, err, sizeof err, status);
   if (!h) fprintf(stderr, "luagent: %s\n", err);
   else host_install_signal_handlers(h);
   return h;
@@ -172,8 +174,8 @@ static int cmd_run(int argc, char **argv) {
   memset(&c, 0, sizeof c);
   int rc = parse_run(&c, argc, argv);
   if (rc == 0) {
-    host *h = make_host(&c.opts);
-    rc = h ? host_run_file(h, c.opts.script_path) : 1;
+    host *h = make_host(&c.opts, &rc);
+    if (h) rc = host_run_file(h, c.opts.script_path);
     host_free(h);
   }
   free(c.settings);
@@ -185,9 +187,10 @@ static int cmd_run(int argc, char **argv) {
 static int cmd_module(const char *module, int argc, char **argv) {
   host_options o;
   memset(&o, 0, sizeof o);
-  host *h = make_host(&o);
-  if (!h) return 1;
-  int rc = host_run_module(h, module, argc, argv);
+  int rc;
+  host *h = make_host(&o, &rc);
+  if (!h) return rc;
+  rc = host_run_module(h, module, argc, argv);
   host_free(h);
   return rc;
 }
@@ -196,9 +199,10 @@ static int cmd_repl(int argc, char **argv) {
   (void)argc, (void)argv;
   host_options o;
   memset(&o, 0, sizeof o);
-  host *h = make_host(&o);
-  if (!h) return 1;
-  int rc = host_repl(h);
+  int rc;
+  host *h = make_host(&o, &rc);
+  if (!h) return rc;
+  rc = host_repl(h);
   host_free(h);
   return rc;
 }

@@ -21,7 +21,7 @@ function config.parse_settings(raw)
     local value
     if text:match("^%s*[%[{]") then
       local parsed, err = yaml.load(text, "--set " .. key)
-      if parsed == nil then error(("--set %s: %s"):format(key, err.message), 0) end
+      if parsed == nil then error(err.message, 0) end -- it names "--set KEY", line and column
       value = parsed
     else
       value = yaml.scalar(text)

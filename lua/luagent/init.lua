@@ -47,7 +47,16 @@ setmetatable(luagent, {
   end,
 })
 
-luagent.settings = #info.settings > 0 and require("luagent.config").parse_settings(info.settings) or {}
+-- A bad --set, --record or --replay is the command line's fault: it stops the
+-- run before anything runs, and the host exits 2 (usage) with this message.
+local function usage_check(fn, ...)
+  local ok, result = pcall(fn, ...)
+  if ok then return result end
+  local message = type(result) == "table" and result.message or tostring(result)
+  error(luagent.errors.new("config", message, {usage = true}), 0)
+end
+
+luagent.settings = #info.settings > 0 and usage_check(require("luagent.config").parse_settings, info.settings) or {}
 
 -- Loads a YAML file (relative to the recipe's folder) with --set applied on
 -- top. A missing or broken file stops the recipe with the file, line and column.
@@ -95,8 +104,8 @@ function luagent.run_dir(sub) return require("luagent.trace").run_dir(sub) end
 -- transport (--record, --replay) and subscribes the trace to the run's events.
 if info.script then
   local run = require "luagent.run"
-  run.start{quiet = info.quiet, json = info.json, record = info.record, replay = info.replay,
-            settings = luagent.settings}
+  usage_check(run.start, {quiet = info.quiet, json = info.json, record = info.record, replay = info.replay,
+                          settings = luagent.settings})
   luagent.at_exit(run.finish, {last = true})
 end
 

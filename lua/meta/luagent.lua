@@ -113,3 +113,8 @@ function Task:cancel() end
 
 ---@return "ready"|"running"|"waiting"|"done"|"failed"
 function Task:status() end
+
+---Cancels the task if it has not finished and marks the handle closed (the
+---task's own work unwinds with a "cancelled" error naming why); wait, cancel
+---and status then raise "task is closed". Idempotent; bound to `<close>`.
+function Task:close() end

@@ -36,7 +36,18 @@ check "an unknown option exits 2 with a hint" sh -c "
 run_luagent run "$TMP/fails.lua" --set novalue
 check "--set without = exits 2" sh -c "[ \"\$(cat $TMP/status)\" = 2 ] && grep -q 'key=value' $TMP/stderr"
 
+run_luagent run "$TMP/fails.lua" --set 'list=[1,'
+check "a --set value that is broken YAML exits 2, naming the setting, line and column" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && [ \$(wc -l < $TMP/stderr) -eq 1 ] &&
+  grep -q '^luagent: --set list:[0-9]*:[0-9]*: ' $TMP/stderr"
+
+run_luagent run "$TMP/fails.lua" --replay "$TMP/no-such-recording.jsonl"
+check "a --replay file that cannot be read exits 2 before the recipe runs" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q '^luagent: --replay: cannot open' $TMP/stderr &&
+  ! grep -q 'data file is empty' $TMP/stderr && ! grep -q 'cannot load the luagent library' $TMP/stderr"
+
 echo 'local h = require "luagent.host"; print(h.record, h.replay, h.quiet, h.json, h.settings[1])' > "$TMP/options.lua"
+printf '{"luagent_recording":1}\n' > "$TMP/b.jsonl"   # an empty recording: --replay checks its file
 run_luagent run --record "$TMP/a.jsonl" --replay="$TMP/b.jsonl" -q --json --set=k=v "$TMP/options.lua"
 check "options are told apart by name: --record FILE, --replay=FILE, -q, --json, --set=k=v" \
   sh -c "[ \"\$(cat $TMP/stdout)\" = \"\$(printf '%s\t%s\ttrue\ttrue\tk=v' $TMP/a.jsonl $TMP/b.jsonl)\" ]"
