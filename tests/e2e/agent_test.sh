@@ -43,8 +43,8 @@ local m = luagent.model.openai{model = "gpt-4o-mini", base_url = "http://127.0.0
 print(m:complete{messages = {{role = "user", content = "hi"}}} == nil and "NO ANSWER" or "ANSWER")
 LUA
 run_luagent run "$TMP/quiet.lua" -q --replay "$TMP/no-such-recording.jsonl"
-check "a recording that cannot be read stops the run at its start, before the recipe runs" sh -c "
-  [ \"\$(cat $TMP/status)\" = 1 ] && grep -q -- '--replay: cannot open $TMP/no-such-recording.jsonl' $TMP/stderr &&
+check "a recording that cannot be read stops the run at its start, before the recipe runs (exit 2: usage)" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q -- '--replay: cannot open $TMP/no-such-recording.jsonl' $TMP/stderr &&
   ! grep -q STARTED $TMP/stdout"
 printf 'print("nothing traced")\n' > "$TMP/untraced.lua"
 mkdir -p "$TMP/empty-runs"
