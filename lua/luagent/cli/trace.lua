@@ -4,6 +4,7 @@
 --   (A, B: trace.jsonl files or run folders; luagent.cli.trace_diff)
 --
 --   cli.load(trace_path) -> events | nil, err
+--   cli.escape_html(text) -> text with & < > " escaped
 --   cli.write_html(trace_path, out_path) -> out_path | nil, err   the page, for other writers (the eval page)
 local json = require "luagent.json"
 local errors = require "luagent.errors"
@@ -76,6 +77,7 @@ end
 local function escape(s)
   return (tostring(s):gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"}))
 end
+cli.escape_html = escape
 
 local STYLE = [[
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}h1{font-size:1.3em}
