@@ -26,6 +26,7 @@ local sys = require "luagent.sys"
 local errors = require "luagent.errors"
 local diff = require "luagent.diff"
 local trace_cli = require "luagent.cli.trace"
+local trace_diff = require "luagent.cli.trace_diff"
 
 local eval_page = {}
 
@@ -250,12 +251,6 @@ local function load_run(eval_dir, r)
   return info
 end
 
-local function text_of(v)
-  if v == nil or v == json.null then return "" end
-  if type(v) == "table" then return json.encode(v, {indent = 2}) end
-  return tostring(v)
-end
-
 -- The first bytes of a file ("" when it cannot be read).
 local function head_bytes(file, n)
   local h = file and io.open(file, "rb")
@@ -349,16 +344,15 @@ local function render_run(out, state, r, info, base_info, base_name)
   if class == "error" then out[#out + 1] = ('<pre class="error">%s</pre>'):format(escape(tostring(r.error))) end
   out[#out + 1] = "<h4>Final answer</h4>"
   if info.has_final then
-    local answer = text_of(info.final)
+    local answer = trace_diff.answer_text(info.final)
     out[#out + 1] = pre_text(answer, "answer")
     if base_name and base_info and base_info.has_final then
-      local base_answer = text_of(base_info.final)
+      local base_answer = trace_diff.answer_text(base_info.final)
       if base_answer == answer then
         out[#out + 1] = ('<p class="same">the same answer as %s</p>'):format(escape(base_name))
       else
-        local fix = function(t) return (t ~= "" and t:sub(-1) ~= "\n") and t .. "\n" or t end
         out[#out + 1] = ("<details><summary>against %s</summary>%s</details>"):format(escape(base_name),
-          pre_diff(diff.unified(fix(base_answer), fix(answer))))
+          pre_diff(trace_diff.answer_diff(base_answer, answer)))
       end
     end
   else

@@ -18,6 +18,7 @@
 --   trace_diff.compare_outputs(dir_a, dir_b, {a_label = "A", b_label = "B"}) -> lines, n_different
 --       (also for the watch mode: what changed in the declared outputs)
 --   trace_diff.compare_answers(text_a, text_b, {a_label, b_label}) -> lines, different
+--   trace_diff.answer_text(output) -> text    trace_diff.answer_diff(text_a, text_b, a_name, b_name) -> unified diff
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local diff = require "luagent.diff"
@@ -100,12 +101,6 @@ local function blank_timing(text)
   return (recording.replay_key(text))
 end
 
-local function text_of(v)
-  if v == nil or v == json.null then return "" end
-  if type(v) == "table" then return json.encode(v, {indent = 2}) end
-  return tostring(v)
-end
-
 local function with_newline(text)
   if text ~= "" and text:sub(-1) ~= "\n" then return text .. "\n" end
   return text
@@ -176,46 +171,48 @@ local function settings_section(out, a, b)
   return #found
 end
 
-local function requests_section(out, a, b)
-  local ra, rb = a.requests, b.requests
-  local n = math.max(#ra, #rb)
+-- A section over two lists compared position by position: its head line
+-- ("tool calls: 3, 1 different"), then what each(i, x, y) says differs.
+local function section(out, title, xs, ys, none, each)
+  local n = math.max(#xs, #ys)
   if n == 0 then
-    out[#out + 1] = "model requests: none in either trace (a scripted model sends none)"
+    out[#out + 1] = title .. ": " .. none
     return 0
   end
   local head = #out + 1
   out[head] = ""
-  local different = positions(out, n, function(i)
-    local x, y = ra[i], rb[i]
-    if not y then return {("  #%d only in A (%s %s)"):format(i, tostring(x.provider), tostring(x.model))} end
-    if not x then return {("  #%d only in B (%s %s)"):format(i, tostring(y.provider), tostring(y.model))} end
-    if x.provider ~= y.provider then
-      return {("  #%d differs in the provider\n    A: %s\n    B: %s"):format(i, tostring(x.provider), tostring(y.provider))}
-    end
-    local d = diff.values(normal_body(x.body), normal_body(y.body), {root = "request", max = 1})[1]
-    if not d then return nil end
-    return {("  #%d differs at %s\n    A: %s\n    B: %s"):format(i, d.path, diff.short(d.a), diff.short(d.b))}
-  end)
-  out[head] = ("model requests: %s%s"):format(#ra == #rb and tostring(#ra) or ("A %d, B %d"):format(#ra, #rb),
+  local different = positions(out, n, function(i) return each(i, xs[i], ys[i]) end)
+  out[head] = ("%s: %s%s"):format(title, #xs == #ys and tostring(#xs) or ("A %d, B %d"):format(#xs, #ys),
     different == 0 and ", the same" or (", %d different"):format(different))
   return different
+end
+
+local function requests_section(out, a, b)
+  return section(out, "model requests", a.requests, b.requests, "none in either trace (a scripted model sends none)",
+    function(i, x, y)
+      if not y then return {("  #%d only in A (%s %s)"):format(i, tostring(x.provider), tostring(x.model))} end
+      if not x then return {("  #%d only in B (%s %s)"):format(i, tostring(y.provider), tostring(y.model))} end
+      if x.provider ~= y.provider then
+        return {("  #%d differs in the provider\n    A: %s\n    B: %s"):format(i, tostring(x.provider),
+          tostring(y.provider))}
+      end
+      local d = diff.values(normal_body(x.body), normal_body(y.body), {root = "request", max = 1})[1]
+      if not d then return nil end
+      return {("  #%d differs at %s\n    A: %s\n    B: %s"):format(i, d.path, diff.short(d.a), diff.short(d.b))}
+    end)
 end
 
 local function call_text(call)
   return ("%s %s"):format(tostring(call.name), diff.short(call.arguments, 200))
 end
 
+local function result_text(r)
+  if r.content == nil then return "(no result)" end
+  return (r.is_error and "error " or "") .. diff.short(r.content, 200)
+end
+
 local function calls_section(out, a, b)
-  local ca, cb = a.calls, b.calls
-  local n = math.max(#ca, #cb)
-  if n == 0 then
-    out[#out + 1] = "tool calls: none"
-    return 0
-  end
-  local head = #out + 1
-  out[head] = ""
-  local different = positions(out, n, function(i)
-    local x, y = ca[i], cb[i]
+  return section(out, "tool calls", a.calls, b.calls, "none", function(i, x, y)
     if not y then return {("  #%d only in A: %s"):format(i, call_text(x))} end
     if not x then return {("  #%d only in B: %s"):format(i, call_text(y))} end
     local same_call = x.name == y.name and same_value(x.arguments, y.arguments)
@@ -226,17 +223,22 @@ local function calls_section(out, a, b)
     if same_call then lines[1] = ("  #%d %s: the same call, a different result"):format(i, call_text(x))
     else lines[1] = ("  #%d differs\n    A: %s\n    B: %s"):format(i, call_text(x), call_text(y)) end
     if not same_result then
-      local function result(r)
-        if r.content == nil then return "(no result)" end
-        return (r.is_error and "error " or "") .. diff.short(r.content, 200)
-      end
-      lines[#lines + 1] = ("    A result: %s\n    B result: %s"):format(result(rx), result(ry))
+      lines[#lines + 1] = ("    A result: %s\n    B result: %s"):format(result_text(rx), result_text(ry))
     end
     return lines
   end)
-  out[head] = ("tool calls: %s%s"):format(#ca == #cb and tostring(#ca) or ("A %d, B %d"):format(#ca, #cb),
-    different == 0 and ", the same" or (", %d different"):format(different))
-  return different
+end
+
+-- An agent's output as text ("" for none, JSON for a table).
+function trace_diff.answer_text(v)
+  if v == nil or v == json.null then return "" end
+  if type(v) == "table" then return json.encode(v, {indent = 2}) end
+  return tostring(v)
+end
+
+-- The unified diff of two answers (a missing final newline is no difference here).
+function trace_diff.answer_diff(text_a, text_b, a_name, b_name)
+  return diff.unified(with_newline(text_a), with_newline(text_b), {a_name = a_name, b_name = b_name})
 end
 
 function trace_diff.compare_answers(text_a, text_b, opts)
@@ -244,8 +246,7 @@ function trace_diff.compare_answers(text_a, text_b, opts)
   local a_label, b_label = opts.a_label or "A", opts.b_label or "B"
   if text_a == text_b then return {"final answer: same"}, false end
   local out = {"final answer: different"}
-  add_diff(out, diff.unified(with_newline(text_a), with_newline(text_b),
-    {a_name = a_label .. " final answer", b_name = b_label .. " final answer"}), "  ")
+  add_diff(out, trace_diff.answer_diff(text_a, text_b, a_label .. " final answer", b_label .. " final answer"), "  ")
   return out, true
 end
 
@@ -345,7 +346,8 @@ function trace_diff.main(arg_a, arg_b)
   note(settings_section(out, a, b), "settings")
   note(requests_section(out, a, b), "model requests")
   note(calls_section(out, a, b), "tool calls")
-  local lines, answer_differs = trace_diff.compare_answers(text_of(a.final), text_of(b.final))
+  local lines, answer_differs = trace_diff.compare_answers(trace_diff.answer_text(a.final),
+    trace_diff.answer_text(b.final))
   for _, line in ipairs(lines) do out[#out + 1] = line end
   note(answer_differs, "final answer")
   local output_lines, outputs_differ = trace_diff.compare_outputs(a.dir, b.dir)
