@@ -28,6 +28,8 @@ local MODULES = {
   ["luagent.yaml"] = {"yaml.lua", "yaml"},
   ["luagent.fs"] = {"fs.lua", "fs"},
   ["luagent.http"] = {"http.lua", "http"},
+  ["luagent.diff"] = {"diff.lua", "diff"},
+  -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval)
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},
