@@ -41,7 +41,10 @@
  * "process is closed".
  *
  * For the tests only: spawn option `_no_pidfd = true` takes the SIGCHLD
- * path even where the kernel has pidfds. */
+ * path even where the kernel has pidfds.
+ *
+ * This file is the module and the handle's methods; a spawned process's
+ * waits, watches and reaping are lua_process_entry.c (lua_process.h). */
 #include <errno.h>
 #include <lauxlib.h>
 #include <poll.h>
@@ -51,63 +54,9 @@
 #include <unistd.h>
 
 #include "host.h"
-#include "lua_util.h"
-#include "process.h"
+#include "lua_process.h"
 
 extern char **environ;
-
-typedef struct proc_op proc_op;
-typedef struct proc_registry proc_registry;
-typedef struct proc_entry proc_entry;
-
-/* A watch on one of our pipe ends, knowing whose it is. */
-typedef struct io_watch {
-  loop_watch w;
-  proc_entry *e;
-  int stream;
-} io_watch;
-
-/* One spawned process: the core state, the loop watches on its descriptors
- * and the tasks waiting for it. Heap-allocated: it outlives a closed handle
- * until the process is reaped. */
-struct proc_entry {
-  process p;
-  proc_registry *reg;
-  loop_watch exit_watch;  /* on the pidfd, while someone needs to know it ended */
-  int exit_watching;
-  io_watch io[3];         /* on our pipe ends, while a task waits for them */
-  int piped[3];           /* the stream was a pipe (a closed one reads as EOF) */
-  proc_op *io_op[3];      /* the task reading (1, 2) or writing (0) that stream */
-  proc_op *exit_ops;      /* tasks waiting in wait() */
-  int orphan;             /* the handle is closed: free it once reaped */
-  char name[96];          /* argv[0], for messages */
-  proc_entry *next;
-};
-
-/* Every entry of one Lua state, and the SIGCHLD watch shared by those
- * without a pidfd. Lives in the registry; freed (last) when the state closes. */
-struct proc_registry {
-  loop *lp;
-  proc_entry *entries;
-  loop_watch sigchld;
-  int sigchld_users;
-};
-
-enum { OP_EXIT = 3 };
-
-/* A task waiting on an entry: a userdata on that task's stack, so a wait
- * that is unwound (cancelled, the coroutine collected) detaches itself. */
-struct proc_op {
-  luagent_handle handle; /* closed: detached */
-  wait_slot slot;
-  loop_timer timer;
-  loop *lp;
-  proc_entry *e; /* NULL once detached */
-  int kind;      /* a stream (0..2) or OP_EXIT */
-  int timed_out;
-  size_t written;
-  proc_op *next; /* in e->exit_ops */
-};
 
 typedef struct lprocess {
   luagent_handle handle;
@@ -119,7 +68,6 @@ static const char *const STREAMS[] = {"stdin", "stdout", "stderr", NULL};
 
 static int proc_close(lua_State *L);
 static int proc_tostring(lua_State *L);
-static int op_close(lua_State *L);
 static int l_proc_write(lua_State *L);
 static int l_proc_close_stdin(lua_State *L);
 static int l_proc_read(lua_State *L);
@@ -132,190 +80,16 @@ static const luaL_Reg PROC_METHODS[] = {{"write", l_proc_write}, {"close_stdin",
                                         {"kill", l_proc_kill},   {"pid", l_proc_pid},
                                         {NULL, NULL}};
 static const luagent_handle_class PROC = {"luagent.process", "process", PROC_METHODS, proc_close, proc_tostring};
-static const luaL_Reg NO_METHODS[] = {{NULL, NULL}};
-static const luagent_handle_class OP = {"luagent.process.wait", "process wait", NO_METHODS, op_close, NULL};
-
-/* ---- waits ---- */
-
-static void watch_exit(proc_entry *e);
-static void unwatch_exit(proc_entry *e);
-
-/* The op no longer waits: no watch, no timer, no link from the entry. */
-static void op_detach(proc_op *op) {
-  proc_entry *e = op->e;
-  loop_timer_stop(op->lp, &op->timer);
-  if (!e) return;
-  op->e = NULL;
-  if (op->kind == OP_EXIT) {
-    for (proc_op **link = &e->exit_ops; *link; link = &(*link)->next) {
-      if (*link == op) {
-        *link = op->next;
-        break;
-      }
-    }
-    if (!e->exit_ops && !e->orphan) unwatch_exit(e);
-  } else if (e->io_op[op->kind] == op) {
-    e->io_op[op->kind] = NULL;
-    loop_watch_stop(e->reg->lp, &e->io[op->kind].w);
-  }
-}
-
-/* Detaches the op and lets its task run on (it looks at why itself). */
-static void op_wake(proc_op *op) {
-  op_detach(op);
-  wait_slot_complete(&op->slot);
-}
-
-static void op_cancel(wait_slot *slot) { op_detach((proc_op *)((char *)slot - offsetof(proc_op, slot))); }
-
-static void op_timer(loop_timer *t) {
-  proc_op *op = (proc_op *)((char *)t - offsetof(proc_op, timer));
-  op->timed_out = 1;
-  op_wake(op);
-}
-
-static int op_close(lua_State *L) {
-  proc_op *op = luagent_check_handle(L, 1, &OP);
-  if (!op->handle.closed) {
-    op->handle.closed = 1;
-    op_detach(op);
-  }
-  return 0;
-}
-
-static proc_op *new_op(lua_State *L, proc_entry *e, int kind) {
-  proc_op *op = luagent_new_handle(L, &OP, sizeof *op, 0);
-  op->lp = e->reg->lp;
-  op->kind = kind;
-  loop_timer_init(&op->timer, op_timer);
-  wait_slot_init(&op->slot, op_cancel);
-  return op;
-}
-
-/* Makes op wait again (after a wakeup that was not enough). */
-static void op_rearm(proc_op *op, proc_entry *e) {
-  wait_slot_init(&op->slot, op_cancel);
-  op->e = e;
-}
-
-/* ---- entries ---- */
-
-static void entry_free(proc_entry *e) {
-  proc_registry *reg = e->reg;
-  while (e->exit_ops) op_wake(e->exit_ops);
-  for (int i = 0; i < 3; i++) {
-    if (e->io_op[i]) op_wake(e->io_op[i]);
-    loop_watch_stop(reg->lp, &e->io[i].w);
-  }
-  e->orphan = 0;
-  unwatch_exit(e);
-  process_release(&e->p);
-  for (proc_entry **link = &reg->entries; *link; link = &(*link)->next) {
-    if (*link == e) {
-      *link = e->next;
-      break;
-    }
-  }
-  free(e);
-}
-
-/* The process may have ended: reap it; wake whoever waited; let an orphan go. */
-static void check_exit(proc_entry *e) {
-  if (!process_reap(&e->p)) return;
-  while (e->exit_ops) op_wake(e->exit_ops);
-  if (e->orphan) entry_free(e);
-  else unwatch_exit(e);
-}
-
-static void on_pidfd(loop_watch *w, short revents) {
-  (void)revents;
-  check_exit((proc_entry *)((char *)w - offsetof(proc_entry, exit_watch)));
-}
-
-static void on_sigchld(loop_watch *w, short revents) {
-  (void)revents;
-  proc_registry *reg = (proc_registry *)((char *)w - offsetof(proc_registry, sigchld));
-  process_sigchld_drain();
-  for (proc_entry *e = reg->entries, *next; e; e = next) {
-    next = e->next;
-    if (e->exit_watching) check_exit(e);
-  }
-}
-
-/* Someone needs to hear when e ends. A watch that cannot start (too many
- * descriptors watched) leaves exit_watching 0; the caller sees it. */
-static void watch_exit(proc_entry *e) {
-  if (e->exit_watching) return;
-  proc_registry *reg = e->reg;
-  if (e->p.pidfd >= 0) {
-    e->exit_watch = (loop_watch){.fd = e->p.pidfd, .events = POLLIN, .ready = on_pidfd};
-    e->exit_watching = loop_watch_start(reg->lp, &e->exit_watch) == 0;
-    return;
-  }
-  if (reg->sigchld_users == 0) {
-    int fd = process_sigchld_fd();
-    reg->sigchld = (loop_watch){.fd = fd, .events = POLLIN, .ready = on_sigchld};
-    if (fd < 0 || loop_watch_start(reg->lp, &reg->sigchld) != 0) return;
-  }
-  reg->sigchld_users++;
-  e->exit_watching = 1;
-}
-
-static void unwatch_exit(proc_entry *e) {
-  if (!e->exit_watching) return;
-  e->exit_watching = 0;
-  if (e->p.pidfd >= 0) {
-    loop_watch_stop(e->reg->lp, &e->exit_watch);
-  } else if (--e->reg->sigchld_users == 0) {
-    loop_watch_stop(e->reg->lp, &e->reg->sigchld);
-  }
-}
-
-/* A pipe end is ready (or hung up): its reader or writer tries again. */
-static void on_io(loop_watch *w, short revents) {
-  (void)revents;
-  io_watch *iw = (io_watch *)((char *)w - offsetof(io_watch, w));
-  if (iw->e->io_op[iw->stream]) op_wake(iw->e->io_op[iw->stream]);
-}
-
-/* Makes op the one waiting for stream's pipe end to be ready for `events`.
- * Returns 0, or -1 when the loop watches too many descriptors. */
-static int wait_for_io(proc_entry *e, proc_op *op, int stream, short events) {
-  op_rearm(op, e);
-  e->io_op[stream] = op;
-  e->io[stream] = (io_watch){{.fd = e->p.fd[stream], .events = events, .ready = on_io}, e, stream};
-  if (loop_watch_start(e->reg->lp, &e->io[stream].w) == 0) return 0;
-  op_detach(op);
-  return -1;
-}
 
 /* ---- the handle ---- */
 
 static proc_entry *check_proc(lua_State *L) { return ((lprocess *)luagent_check_open(L, 1, &PROC))->e; }
 
-/* Kills what still runs, closes our ends, wakes the waiters; the entry goes
- * now if the process is reaped, else when it is (an orphan). No waiting. */
-static void entry_close(proc_entry *e) {
-  process_kill(&e->p, SIGKILL);
-  for (int i = 0; i < 3; i++) {
-    if (e->io_op[i]) op_wake(e->io_op[i]);
-    process_close_stream(&e->p, i);
-  }
-  while (e->exit_ops) op_wake(e->exit_ops);
-  if (process_reap(&e->p)) {
-    entry_free(e);
-    return;
-  }
-  e->orphan = 1;
-  watch_exit(e);
-  check_exit(e); /* it may have ended before the watch started */
-}
-
 static int proc_close(lua_State *L) {
   lprocess *h = luagent_check_handle(L, 1, &PROC);
   if (h->handle.closed) return 0;
   h->handle.closed = 1;
-  if (h->e) entry_close(h->e);
+  if (h->e) pentry_close(h->e);
   h->e = NULL;
   return 0;
 }
@@ -340,6 +114,18 @@ static int proc_tostring(lua_State *L) {
   return 1;
 }
 
+/* The start of every continuation: the op stops waiting, a cancelled wait
+ * raises, and a handle closed meanwhile is nil, err (kind closed) saying
+ * what the task was `doing`. Returns the entry, or NULL with nil, err pushed. */
+static proc_entry *resume_op(lua_State *L, proc_op *op, const char *doing) {
+  pentry_op_detach(op);
+  luagent_check_cancelled(L, &op->slot);
+  lprocess *h = luagent_check_handle(L, 1, &PROC);
+  if (!h->handle.closed) return h->e;
+  luagent_fail(L, "closed", "the process handle was closed while %s", doing);
+  return NULL;
+}
+
 /* ---- write ---- */
 
 static int write_k(lua_State *L, int status, lua_KContext ctx);
@@ -352,7 +138,7 @@ static int write_some(lua_State *L, proc_entry *e, proc_op *op) {
     ssize_t n = write(e->p.fd[0], data + op->written, len - op->written);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (wait_for_io(e, op, 0, POLLOUT) != 0)
+      if (pentry_wait_for_io(e, op, 0, POLLOUT) != 0)
         return luagent_fail(L, "io", "cannot wait for process '%s': too many descriptors watched", e->name);
       return host_await(L, &op->slot, (lua_KContext)op, write_k);
     }
@@ -369,12 +155,10 @@ static int write_some(lua_State *L, proc_entry *e, proc_op *op) {
 static int write_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   proc_op *op = (proc_op *)ctx;
-  op_detach(op);
-  luagent_check_cancelled(L, &op->slot);
-  lprocess *h = luagent_check_handle(L, 1, &PROC);
-  if (h->handle.closed) return luagent_fail(L, "closed", "the process handle was closed while writing to its stdin");
-  if (h->e->p.fd[0] < 0) return luagent_fail(L, "closed", "stdin of process '%s' was closed while writing", h->e->name);
-  return write_some(L, h->e, op);
+  proc_entry *e = resume_op(L, op, "writing to its stdin");
+  if (!e) return 2;
+  if (e->p.fd[0] < 0) return luagent_fail(L, "closed", "stdin of process '%s' was closed while writing", e->name);
+  return write_some(L, e, op);
 }
 
 /* proc:write(data) -> true | nil, err */
@@ -385,13 +169,13 @@ static int l_proc_write(lua_State *L) {
   if (!e->piped[0]) return luaL_error(L, "process '%s': stdin is not a pipe (spawn it with stdin = \"pipe\")", e->name);
   if (e->p.fd[0] < 0) return luaL_error(L, "process '%s': stdin is closed (close_stdin was called)", e->name);
   if (e->io_op[0]) return luaL_error(L, "process '%s': another task is writing to its stdin", e->name);
-  return write_some(L, e, new_op(L, e, 0));
+  return write_some(L, e, pentry_new_op(L, e, 0));
 }
 
 /* proc:close_stdin() */
 static int l_proc_close_stdin(lua_State *L) {
   proc_entry *e = check_proc(L);
-  if (e->io_op[0]) op_wake(e->io_op[0]);
+  if (e->io_op[0]) pentry_op_wake(e->io_op[0]);
   process_close_stream(&e->p, 0);
   return 0;
 }
@@ -426,8 +210,8 @@ static int read_some(lua_State *L, proc_entry *e, int stream, proc_op *op) {
   }
   if (errno != EAGAIN && errno != EWOULDBLOCK)
     return luagent_fail(L, "io", "reading %s of process '%s': %s", STREAMS[stream], e->name, strerror(errno));
-  if (!op) op = new_op(L, e, stream);
-  if (wait_for_io(e, op, stream, POLLIN) != 0)
+  if (!op) op = pentry_new_op(L, e, stream);
+  if (pentry_wait_for_io(e, op, stream, POLLIN) != 0)
     return luagent_fail(L, "io", "cannot wait for process '%s': too many descriptors watched", e->name);
   return host_await(L, &op->slot, (lua_KContext)op, read_k);
 }
@@ -435,12 +219,8 @@ static int read_some(lua_State *L, proc_entry *e, int stream, proc_op *op) {
 static int read_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   proc_op *op = (proc_op *)ctx;
-  op_detach(op);
-  luagent_check_cancelled(L, &op->slot);
-  lprocess *h = luagent_check_handle(L, 1, &PROC);
-  if (h->handle.closed)
-    return luagent_fail(L, "closed", "the process handle was closed while reading its %s", STREAMS[op->kind]);
-  return read_some(L, h->e, op->kind, op);
+  proc_entry *e = resume_op(L, op, op->kind == 1 ? "reading its stdout" : "reading its stderr");
+  return e ? read_some(L, e, op->kind, op) : 2;
 }
 
 /* proc:read(stream [, max]) -> data | nil */
@@ -471,11 +251,8 @@ static int push_exit(lua_State *L, const process *p) {
 static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   proc_op *op = (proc_op *)ctx;
-  op_detach(op);
-  luagent_check_cancelled(L, &op->slot);
-  lprocess *h = luagent_check_handle(L, 1, &PROC);
-  if (h->handle.closed) return luagent_fail(L, "closed", "the process handle was closed while waiting for it");
-  proc_entry *e = h->e;
+  proc_entry *e = resume_op(L, op, "waiting for it");
+  if (!e) return 2;
   if (process_reap(&e->p)) return push_exit(L, &e->p);
   if (op->timed_out)
     return luagent_fail(L, "timeout", "process '%s' (pid %d) still runs after %g s", e->name, (int)e->p.pid,
@@ -489,14 +266,11 @@ static int l_proc_wait(lua_State *L) {
   lua_Number timeout = luaL_optnumber(L, 2, -1);
   lua_settop(L, 2);
   if (process_reap(&e->p)) return push_exit(L, &e->p);
-  proc_op *op = new_op(L, e, OP_EXIT);
-  watch_exit(e);
-  if (!e->exit_watching) return luagent_fail(L, "io", "cannot wait for process '%s': no way to watch it end", e->name);
-  op->e = e;
-  op->next = e->exit_ops;
-  e->exit_ops = op;
+  proc_op *op = pentry_new_op(L, e, OP_EXIT);
+  if (pentry_wait_for_exit(e, op) != 0)
+    return luagent_fail(L, "io", "cannot wait for process '%s': no way to watch it end", e->name);
   if (process_reap(&e->p)) { /* it ended before the watch started */
-    op_detach(op);
+    pentry_op_detach(op);
     return push_exit(L, &e->p);
   }
   if (timeout >= 0) loop_timer_start(op->lp, &op->timer, timeout);
@@ -616,23 +390,22 @@ static int l_spawn(lua_State *L) {
   o.new_group = opt_boolean(L, 1, "new_group", 0);
   o.no_pidfd = opt_boolean(L, 1, "_no_pidfd", 0);
   lprocess *h = luagent_new_handle(L, &PROC, sizeof *h, 0); /* first: nothing to lose if it raises */
-  proc_entry *e = calloc(1, sizeof *e);
-  if (!e) return luaL_error(L, "out of memory");
+  process p;
   char err[512];
-  int code = process_spawn(&e->p, &o, err, sizeof err);
+  int code = process_spawn(&p, &o, err, sizeof err);
   if (code) {
-    free(e);
     lua_pushnil(L);
     luagent_push_error(L, failure_kind(code), "%s", err);
     luagent_error_set_string(L, "program", o.argv[0]);
     return 2;
   }
-  e->reg = reg;
-  snprintf(e->name, sizeof e->name, "%s", o.argv[0]);
-  for (int i = 0; i < 3; i++) e->piped[i] = o.stdio[i] == PROCESS_PIPE;
-  e->next = reg->entries;
-  reg->entries = e;
-  h->e = e;
+  h->e = pentry_new(reg, &p, &o);
+  if (!h->e) {
+    process_kill(&p, SIGKILL);
+    process_reap(&p);
+    process_release(&p);
+    return luaL_error(L, "out of memory");
+  }
   return 1;
 }
 
@@ -649,18 +422,9 @@ static int l_environ(lua_State *L) {
   return 1;
 }
 
-/* The Lua state closes: every process still known is killed and let go
- * (a non-blocking reap; an unreaped one is the system's after we exit). */
+/* The Lua state closes: every process still known is killed and let go. */
 static int registry_gc(lua_State *L) {
-  proc_registry *reg = luaL_checkudata(L, 1, REGISTRY_CLASS);
-  while (reg->entries) {
-    proc_entry *e = reg->entries;
-    process_kill(&e->p, SIGKILL);
-    process_reap(&e->p);
-    entry_free(e);
-  }
-  if (reg->sigchld_users) loop_watch_stop(reg->lp, &reg->sigchld);
-  reg->sigchld_users = 0;
+  pentry_close_all(luaL_checkudata(L, 1, REGISTRY_CLASS));
   return 0;
 }
 
@@ -668,7 +432,7 @@ int luaopen_luagent_process(lua_State *L) {
   static const luaL_Reg funcs[] = {{"spawn", l_spawn}, {"environ", l_environ}, {NULL, NULL}};
   static const luaL_Reg registry_methods[] = {{"__gc", registry_gc}, {NULL, NULL}};
   luagent_register_handle(L, &PROC);
-  luagent_register_handle(L, &OP);
+  pentry_register(L);
   luagent_new_class(L, REGISTRY_CLASS, registry_methods);
   luaL_newlibtable(L, funcs);
   proc_registry *reg = lua_newuserdatauv(L, sizeof *reg, 0);

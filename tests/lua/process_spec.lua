@@ -232,6 +232,14 @@ t.test("tasks waiting on a process wake with nil, err (closed) when it is closed
   end
 end)
 
+t.test("several tasks may wait for one process; each gets its exit code", function()
+  local p <close> = spawn{argv = {"sh", "-c", "sleep 0.2; exit 5"}}
+  local waiters = {}
+  for i = 1, 3 do waiters[i] = luagent.spawn(function() return p:wait() end) end
+  for i = 1, 3 do t.eq(waiters[i]:wait(), 5, "waiter " .. i) end
+  t.eq(p:wait(), 5, "and again afterwards")
+end)
+
 t.test("a cancelled read stops its task; the process stays usable", function()
   local p <close> = spawn{argv = {"sh", "-c", "sleep 0.3; echo late"}, stdout = "pipe"}
   local reader = luagent.spawn(function() return p:read("stdout") end)
