@@ -55,6 +55,8 @@ end
 function config.load(file, dir, settings)
   local path = file
   if dir and not file:match("^/") then path = dir .. "/" .. file end
+  local watchlist = package.loaded["luagent.watchlist"] -- `luagent run --watch` watches it
+  if watchlist then watchlist.file(path) end
   local cfg, err = require("luagent.yaml").load_file(path)
   if cfg == nil then
     local caller = debug.getinfo(2, "Sl")

@@ -100,6 +100,9 @@ end
 function luagent.run_id() return require("luagent.trace").run_id() end
 function luagent.run_dir(sub) return require("luagent.trace").run_dir(sub) end
 
+-- Under `luagent run --watch`, the run lists the files it reads for the watcher.
+if os.getenv("LUAGENT_WATCH_LIST") then require("luagent.watchlist").start(os.getenv("LUAGENT_WATCH_LIST")) end
+
 -- A recipe run (`luagent run`) starts here: luagent.run chooses the model
 -- transport (--record, --replay) and subscribes the trace to the run's events.
 if info.script then

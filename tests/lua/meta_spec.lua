@@ -39,6 +39,7 @@ local MODULES = {
   ["luagent.engine"] = {"lowlevel.lua", "engine"},
   ["luagent.engine_io"] = {"lowlevel.lua", "engine_io"},
   ["luagent.dates"] = {"lowlevel.lua", "dates"},
+  ["luagent.process"] = {"lowlevel.lua", "process"},
 }
 
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
