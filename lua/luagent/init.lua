@@ -105,7 +105,7 @@ function luagent.run_dir(sub) return require("luagent.trace").run_dir(sub) end
 if info.script then
   local run = require "luagent.run"
   usage_check(run.start, {quiet = info.quiet, json = info.json, record = info.record, replay = info.replay,
-                          settings = luagent.settings})
+                          cache = info.cache, settings = luagent.settings})
   luagent.at_exit(run.finish, {last = true})
 end
 

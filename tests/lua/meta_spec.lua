@@ -28,6 +28,7 @@ local MODULES = {
   ["luagent.yaml"] = {"yaml.lua", "yaml"},
   ["luagent.fs"] = {"fs.lua", "fs"},
   ["luagent.http"] = {"http.lua", "http"},
+  ["luagent.cache"] = {"cache.lua", "cache"},
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},
@@ -42,7 +43,7 @@ local MODULES = {
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
 local CLASSES = {
   Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
-  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua",
+  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {
