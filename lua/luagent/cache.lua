@@ -243,7 +243,7 @@ function cache.dir_for(settings, recipe_dir)
   if type(set) == "string" and set ~= "" then return set end
   local env = os.getenv("LUAGENT_CACHE")
   if env and env ~= "" then return env end
-  return (recipe_dir or ".") .. "/.luagent/cache"
+  return recipe_dir and recipe_dir .. "/.luagent/cache" or ".luagent/cache"
 end
 
 -- Opens the run's cache (run.cache) in `mode`; raises what cannot be used.

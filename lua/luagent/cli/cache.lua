@@ -26,7 +26,7 @@ function cli.parse_age(text)
 end
 
 local function folder_of(arg)
-  if not arg then return cache.dir_for({}, ".") end
+  if not arg then return cache.dir_for({}) end
   local st = fs.stat(arg)
   if arg:match("%.lua$") and st and st.type == "file" then
     return cache.dir_for({}, arg:match("^(.*)/[^/]*$") or ".")
