@@ -257,15 +257,17 @@ end
 local YAML_MODES = {[true] = "on", on = "on", refresh = "refresh", [false] = false, off = false}
 
 -- `cache:` at the top of a recipe's YAML (luagent.config): true | "refresh" |
--- false, or {mode = ..., dir = ...} (dir relative to the YAML's folder). It
--- switches the cache on for the calls after it, unless the command line said
--- --cache, --cache=refresh or --no-cache.
+-- false, or {mode = true | refresh | false, dir = ...} (dir relative to the
+-- YAML's folder; a table without mode switches nothing on). It switches the
+-- cache on for the calls after it, unless the command line said --cache,
+-- --cache=refresh or --no-cache.
 function cache.from_config(value, file)
   local run = require("luagent.run").current()
   if run.cache_option ~= nil or run.cache then return end
   local mode, dir = value, nil
   if type(value) == "table" then
-    mode = value.mode == nil and true or value.mode
+    mode = value.mode
+    if mode == nil then return end
     if type(value.dir) == "string" then
       dir = value.dir
       if not dir:match("^/") then dir = (file:match("^(.*)/[^/]*$") or ".") .. "/" .. dir end

@@ -151,8 +151,9 @@ function cache.dir_for(settings, recipe_dir) end
 function cache.for_run(run, mode, dir) end
 
 ---The `cache:` value at the top of a recipe's YAML (true | "refresh" | false,
----or {mode, dir}): switches the run's cache on unless the command line said
------cache, --cache=refresh or --no-cache. A value of another kind raises (kind "config").
+---or {mode, dir}; a table without mode switches nothing on): switches the
+---run's cache on unless the command line said --cache, --cache=refresh or
+---`--no-cache`. A value of another kind raises (kind "config").
 ---@param value any
 ---@param file string the YAML file, for messages and a relative dir
 function cache.from_config(value, file) end

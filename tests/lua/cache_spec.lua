@@ -254,6 +254,8 @@ t.test("cache: in a recipe's YAML switches it on, unless the command line said",
     r.cache_option = nil
     cache.from_config(false, dir .. "/recipe.yaml")
     t.eq(r.cache, nil, "cache: false")
+    cache.from_config({dir = "c"}, dir .. "/recipe.yaml")
+    t.eq(r.cache, nil, "a table without mode")
     cache.from_config({mode = "refresh", dir = "c"}, dir .. "/recipe.yaml")
     t.eq(r.cache.mode, "refresh")
     t.eq(r.cache.dir, dir .. "/c", "a relative dir is beside the YAML")
