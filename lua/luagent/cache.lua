@@ -14,7 +14,8 @@
 --       (look.entry: the stored answer, or nil: go live); counts hits and misses,
 --       and at the first miss after hits says where and why the run went live
 --   h:stored(look, result)           after a live call: stores a complete answer
---   h:summary() -> event | nil       the run end's "N model calls: ..." (cache_summary)
+--   h:finish() -> event | nil        at the run's end: saves the order of its keys; the
+--                                    "N model calls: ..." event (cache_summary), nil when none
 --   h.stats = {calls, hits, live, misses, corrupt, saved_cost, saved_unknown}
 --   cache.stats(dir) -> {dir, entries, bytes, oldest, newest, by_model} | nil, err
 --   cache.clear(dir [, {older_than = seconds}]) -> {removed, bytes, kept} | nil, err
@@ -198,7 +199,6 @@ function Cache:lookup(m, req, body)
     s.hits = s.hits + 1
     if look.entry.cost then s.saved_cost = s.saved_cost + look.entry.cost else s.saved_unknown = true end
     note_hit(self, req.turn)
-    save_order(self)
     return look
   end
   s.live = s.live + 1
@@ -221,7 +221,6 @@ function Cache:stored(look, result)
     result = {text = result.text, tool_calls = json.array(calls), finish_reason = result.finish_reason,
               usage = result.usage, model = result.model},
   })
-  save_order(self)
 end
 
 -- A failed live call leaves no entry: the next run's comparison skips it.
@@ -229,9 +228,10 @@ function Cache:failed(look)
   self.keys[look.position] = false
 end
 
-function Cache:summary()
+function Cache:finish()
   local s = self.stats
   if s.calls == 0 then return nil end
+  save_order(self)
   return {type = "cache_summary", calls = s.calls, hits = s.hits, live = s.live, saved_cost = s.saved_cost,
           saved_unknown = s.saved_unknown or nil, mode = self.mode, dir = self.dir}
 end

@@ -57,7 +57,7 @@ function run.start(options)
 end
 
 function run.finish(status, message)
-  local summary = current.cache and current.cache:summary()
+  local summary = current.cache and current.cache:finish()
   if summary then events.emit(summary) end
   if trace then trace:finish(status, message) end
 end

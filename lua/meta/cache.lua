@@ -132,10 +132,11 @@ function Cache:stored(look, result) end
 ---@param look luagent.CacheLookup
 function Cache:failed(look) end
 
----The run end's cache_summary event ("N model calls: K from cache, L live, $X saved"),
----or nil when no model call was made.
+---At the run's end: saves the order of this run's keys (for the next run's
+---"live from turn N: why") and gives the cache_summary event ("N model calls:
+---K from cache, L live, $X saved"), or nil when no model call was made.
 ---@return luagent.Event?
-function Cache:summary() end
+function Cache:finish() end
 
 ---The cache folder: settings.cache.dir, else $LUAGENT_CACHE, else <recipe_dir>/.luagent/cache.
 ---@param settings table? the run's settings

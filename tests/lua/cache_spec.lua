@@ -27,6 +27,7 @@ local function with_cache(dir, fn, mode)
   run.current().cache = h
   local ok, err = pcall(fn, h)
   run.current().cache = nil
+  h:finish()
   if not ok then error(err, 0) end
   return h
 end
@@ -111,7 +112,7 @@ t.test("a hit is the stored answer: no request, tool calls decoded as live, cost
   t.eq(evs[2].type, "model_response"); t.eq(evs[2].cached, true); t.eq(evs[2].cost, 0)
   t.eq(h.stats.hits, 1); t.eq(h.stats.live, 1); t.eq(h.stats.calls, 2)
   t.eq(h.stats.saved_cost, live.cost)
-  local summary = h:summary()
+  local summary = h:finish()
   t.eq(luagent.trace.describe(summary), ("2 model calls: 1 from cache, 1 live, $%.4f saved"):format(live.cost))
 end)
 
