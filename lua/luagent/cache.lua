@@ -57,7 +57,9 @@ local function previous_keys(path)
   local text = fs.read(path)
   local doc = text and json.decode(text)
   if type(doc) ~= "table" or type(doc.keys) ~= "table" then return {} end
-  return doc.keys
+  local keys = {}
+  for i, key in ipairs(doc.keys) do keys[i] = type(key) == "string" and key:match("^%x+$") and key or false end
+  return keys
 end
 
 function cache.open(opts)

@@ -371,6 +371,16 @@ t.test("the first miss after hits says where the run went live and why, once", f
   end
   t.same(lines, {"turns 1-2 from cache; live from turn 3: instructions changed"})
   t.eq(#fake.requests(q), 5)
+  -- a broken list of the last run's keys: the line still comes, without the why
+  fake.script(q, {{text = "5"}})
+  assert(fs.write(dir .. "/runs/spec.json", '{"v":1,"keys":["../../etc/passwd",7,{"x":1}]}'))
+  with_cache(dir, function()
+    evs = model_events(function()
+      assert(m:complete(ask("a", 1)))
+      assert(m:complete(ask("b changed", 2)))
+    end)
+  end)
+  t.eq(luagent.trace.describe(evs[#evs - 2]), "turn 1 from cache; live from turn 2: the request changed")
 end)
 
 return t.done()
