@@ -76,7 +76,7 @@ function cache.open(opts)
   end
   local order = dir .. "/runs/" .. recipe_name(opts.recipe) .. ".json"
   return setmetatable({
-    dir = dir, mode = mode, order_path = order, previous = previous_keys(order), keys = {},
+    dir = dir, mode = mode, order_path = order, previous = previous_keys(order), keys = json.array{},
     stats = {calls = 0, hits = 0, live = 0, misses = 0, corrupt = 0, saved_cost = 0, saved_unknown = false},
   }, Cache)
 end
@@ -154,11 +154,10 @@ end
 
 -- ---- the model call path ----
 
--- This run's keys in call order, for the next run's "live from turn N: why".
+-- This run's keys in call order (false for a call that failed), for the
+-- next run's "live from turn N: why".
 local function save_order(self)
-  local keys = {}
-  for _, key in ipairs(self.keys) do if key then keys[#keys + 1] = key end end
-  write(self, self.order_path, json.encode({v = VERSION, keys = json.array(keys)}))
+  write(self, self.order_path, json.encode({v = VERSION, keys = json.array(self.keys)}))
 end
 
 -- A hit extends the run of consecutive agent turns served from the cache.
@@ -225,7 +224,7 @@ function Cache:stored(look, result)
   })
 end
 
--- A failed live call leaves no entry: the next run's comparison skips it.
+-- A failed live call leaves no entry: its place in the order stays, empty.
 function Cache:failed(look)
   self.keys[look.position] = false
 end
