@@ -117,6 +117,10 @@ static void publish_host_info(lua_State *L, const host_options *o) {
     lua_pushstring(L, o->replay);
     lua_setfield(L, -2, "replay");
   }
+  if (o->cache) {
+    lua_pushstring(L, o->cache);
+    lua_setfield(L, -2, "cache");
+  }
   lua_pushstring(L, LUAGENT_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, (lua_Integer)getpid());

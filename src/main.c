@@ -20,11 +20,15 @@ static const char USAGE[] =
     "      --lua-path DIR    load the luagent Lua library from DIR instead of the binary\n"
     "      --record FILE     save the model exchanges of this run\n"
     "      --replay FILE     answer model calls from a recording (no network)\n"
+    "      --cache           answer repeated model calls from the cache (.luagent/cache/ beside the\n"
+    "                        recipe; --set cache.dir=DIR or LUAGENT_CACHE), store new answers\n"
+    "      --cache=refresh   call the model every time, refill the cache   --no-cache   cache off\n"
     "      -q, --quiet       no live view      --json   events as JSON lines\n"
     "      --watch           run again whenever the recipe, its YAML or a Lua module it loaded\n"
     "                        changes, and show how the answer and the outputs changed\n"
     "  sandbox build [--offline] | ls | prune            the sandbox image; leftover sandboxes\n"
     "  trace show|html TRACE.jsonl | diff A B            read a run's trace; how two runs differ\n"
+    "  cache stats|clear [DIR] [--older-than 14d]        the model-call cache: what it holds; empty it\n"
     "  doctor                                            check Docker, the image and API keys\n"
     "  meta [DIR]                                        write LuaLS annotations and .luarc.json for editor help\n"
     "  repl                                              a Lua prompt with every primitive loaded\n"
@@ -70,6 +74,24 @@ static int set_replay(host_options *o, char *value) {
   return 0;
 }
 
+static int set_cache(host_options *o, char *value) {
+  (void)value;
+  o->cache = "on";
+  return 0;
+}
+
+static int set_cache_refresh(host_options *o, char *value) {
+  (void)value;
+  o->cache = "refresh";
+  return 0;
+}
+
+static int set_no_cache(host_options *o, char *value) {
+  (void)value;
+  o->cache = "off";
+  return 0;
+}
+
 static int set_quiet(host_options *o, char *value) {
   (void)value;
   o->quiet = 1;
@@ -90,7 +112,8 @@ static int set_watch(host_options *o, char *value) {
 
 /* An option: its name, what its value is (for "NAME needs ..."; NULL for
  * a flag that takes none) and what it sets. A value follows as the next
- * argument, or after '=' for a long option (--set=key=value). */
+ * argument, or after '=' for a long option (--set=key=value). A flag's name
+ * may hold its '=' form whole (--cache=refresh). */
 typedef struct run_option {
   const char *name;
   const char *value;
@@ -103,6 +126,8 @@ static const run_option RUN_OPTIONS[] = {
     {"--replay", "a file", set_replay},         {"-q", NULL, set_quiet},
     {"--quiet", NULL, set_quiet},               {"--json", NULL, set_json},
     {"--watch", NULL, set_watch},
+    {"--cache", NULL, set_cache},               {"--cache=refresh", NULL, set_cache_refresh},
+    {"--no-cache", NULL, set_no_cache},
 };
 
 /* The option `arg` names, or NULL; *inline_value is what follows '=' in
@@ -111,6 +136,11 @@ static const run_option *find_option(char *arg, char **inline_value) {
   char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
   size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
   *inline_value = eq ? eq + 1 : NULL;
+  for (size_t i = 0; eq && i < sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0]; i++) {
+    if (strcmp(RUN_OPTIONS[i].name, arg) != 0) continue;
+    *inline_value = NULL; /* a flag named with its value: --cache=refresh */
+    return &RUN_OPTIONS[i];
+  }
   for (size_t i = 0; i < sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0]; i++) {
     const run_option *opt = &RUN_OPTIONS[i];
     if (strlen(opt->name) != len || strncmp(opt->name, arg, len) != 0) continue;
@@ -269,7 +299,7 @@ static const command COMMANDS[] = {
     {"help", cmd_help, NULL},         {"--help", cmd_help, NULL},
     {"-h", cmd_help, NULL},           {"sandbox", NULL, "luagent.cli.sandbox"},
     {"doctor", NULL, "luagent.cli.doctor"}, {"trace", NULL, "luagent.cli.trace"},
-    {"meta", NULL, "luagent.cli.meta"},
+    {"meta", NULL, "luagent.cli.meta"},    {"cache", NULL, "luagent.cli.cache"},
 };
 
 int main(int argc, char **argv) {

@@ -3,7 +3,9 @@
 -- module (loaded only when a run has --set or reads a config).
 --
 --   config.parse_settings{"a.b=3", "model.provider=anthropic"} -> {a = {b = 3}, model = {...}}
---   config.load(file, dir, settings) -> the YAML file (relative to dir) with settings on top
+--   config.load(file, dir, settings) -> the YAML file (relative to dir) with settings on top;
+--       its top-level `cache:` (true | refresh | false) switches the run's
+--       model-call cache on when the command line said nothing (luagent.cache)
 --   config.merge(base, over) -> base, with over's values merged in (tables key by key)
 local errors = require "luagent.errors"
 
@@ -63,6 +65,7 @@ function config.load(file, dir, settings)
     if caller and caller.currentline > 0 then err = errors.wrap(err, caller.short_src .. ":" .. caller.currentline) end
     error(err, 0)
   end
+  if type(cfg) == "table" and cfg.cache ~= nil then require("luagent.cache").from_config(cfg.cache, path) end
   return config.merge(cfg, settings)
 end
 

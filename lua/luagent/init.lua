@@ -108,7 +108,7 @@ if os.getenv("LUAGENT_WATCH_LIST") then require("luagent.watchlist").start(os.ge
 if info.script then
   local run = require "luagent.run"
   usage_check(run.start, {quiet = info.quiet, json = info.json, record = info.record, replay = info.replay,
-                          settings = luagent.settings})
+                          cache = info.cache, settings = luagent.settings})
   luagent.at_exit(run.finish, {last = true})
 end
 

@@ -30,6 +30,7 @@ local MODULES = {
   ["luagent.http"] = {"http.lua", "http"},
   ["luagent.diff"] = {"diff.lua", "diff"},
   -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval)
+  ["luagent.cache"] = {"cache.lua", "cache"},
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},
@@ -45,7 +46,7 @@ local MODULES = {
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
 local CLASSES = {
   Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
-  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua",
+  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {
