@@ -82,7 +82,7 @@ SUPERVISOR_CC   = $(shell command -v musl-gcc || { tools/deps.sh musl-tools >/de
 .PHONY: supervisor
 supervisor: build/luagent-supervisor
 build/luagent-supervisor: $(SUPERVISOR_SRC) $(wildcard sandbox/supervisor/*.h) src/supervisor_proto.h src/buf.h | build
-	$(SUPERVISOR_CC) -static -Os -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc \
+	$(SUPERVISOR_CC) -static -Os -s -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc \
 	  -o $@ $(SUPERVISOR_SRC)
 
 -include $(OBJ:.o=.d)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A tiny test client of the sandbox supervisor (sandbox/supervisor/DESIGN.md).
 
-Starts `docker exec -i CONTAINER /run/luagent/luagent-supervisor serve` (or
-any command given with --serve), then reads steps as JSON lines on stdin and
+Starts `docker exec -i CONTAINER /run/luagent/luagent-supervisor serve` (with
+--runner: sandbox/runner.py, to compare run costs), then reads steps as JSON lines on stdin and
 prints one JSON line per result:
 
   {"op": "run", "argv": [...], "env": {...}, "cwd": "...", "stdin": "...", "timeout": ms}
@@ -15,6 +15,7 @@ prints one JSON line per result:
   {"op": "bench", "argv": ["true"], "count": 50}   {"median_ms": ..., "p90_ms": ...}
 
 A run result: {"id", "code", "flags", "killed", "stdout", "stderr", "failure", "ms"}.
+A step's "name", when it has one, is copied into its result.
 """
 import json
 import os
@@ -84,7 +85,10 @@ class Supervisor:
             ident = self.next_id
             self.pending[ident] = {"id": ident, "stdout": b"", "stderr": b"", "failure": b"",
                                    "sent": time.monotonic()}
-        self.proc.stdin.write(encode(op, ident, fields))
+        if self.version == "1":  # sandbox/runner.py, for comparison: JSON requests
+            self.proc.stdin.write(runner_request(op, ident, fields))
+        else:
+            self.proc.stdin.write(encode(op, ident, fields))
         self.proc.stdin.flush()
         return ident
 
@@ -92,6 +96,13 @@ class Supervisor:
         while ident not in self.results:
             self._frame()
         return self.results.pop(ident)
+
+
+def runner_request(op, ident, fields):
+    """The same request in sandbox/runner.py's JSON protocol (run only)."""
+    argv = [f.split(b":", 1)[1][1:-1].decode() for f in fields if f.split(b":", 1)[1][:1] == b"a"]
+    return (json.dumps({"op": op, "id": ident, "argv": argv, "env": {}, "cwd": "/workspace",
+                        "token": "bench%d" % ident, "size": 0}) + "\n").encode()
 
 
 def command_fields(step):
@@ -180,15 +191,21 @@ def step_result(sv, step, spawned):
 def main():
     args = sys.argv[1:]
     if not args:
-        raise SystemExit("usage: supervisor_client.py CONTAINER [--serve CMD...] < steps.jsonl")
-    container, serve = args[0], ["/run/luagent/luagent-supervisor", "serve"]
-    if len(args) > 2 and args[1] == "--serve":
-        serve = args[2:]
-    sv = Supervisor(["docker", "exec", "-i", "-u", "0", container] + serve)
+        raise SystemExit("usage: supervisor_client.py CONTAINER [--runner] < steps.jsonl")
+    container, serve, user = args[0], ["/run/luagent/luagent-supervisor", "serve"], "0"
+    if len(args) > 1 and args[1] == "--runner":
+        runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sandbox", "runner.py")
+        with open(runner) as f:
+            serve, user = ["python3", "-c", f.read()], "1000:1000"
+    sv = Supervisor(["docker", "exec", "-i", "-u", user, container] + serve)
     spawned = []
     for line in sys.stdin:
         if line.strip():
-            print(json.dumps(step_result(sv, json.loads(line), spawned)), flush=True)
+            step = json.loads(line)
+            result = step_result(sv, step, spawned)
+            if "name" in step:
+                result["name"] = step["name"]
+            print(json.dumps(result), flush=True)
     sv.proc.stdin.close()
     sv.proc.wait(timeout=30)
 
