@@ -2,7 +2,8 @@
 """A tiny test client of the sandbox supervisor (sandbox/supervisor/DESIGN.md).
 
 Starts `docker exec -i CONTAINER /run/luagent/luagent-supervisor serve` (with
---runner: sandbox/runner.py, to compare run costs), then reads steps as JSON lines on stdin and
+--runner: sandbox/runner.py, to compare run costs; with --local CMD...: that
+serve command on this machine, e.g. a sanitizer build), then reads steps as JSON lines on stdin and
 prints one JSON line per result:
 
   {"op": "run", "argv": [...], "env": {...}, "cwd": "...", "stdin": "...", "timeout": ms}
@@ -191,13 +192,16 @@ def step_result(sv, step, spawned):
 def main():
     args = sys.argv[1:]
     if not args:
-        raise SystemExit("usage: supervisor_client.py CONTAINER [--runner] < steps.jsonl")
+        raise SystemExit("usage: supervisor_client.py CONTAINER [--runner] | --local SERVE-COMMAND... < steps.jsonl")
     container, serve, user = args[0], ["/run/luagent/luagent-supervisor", "serve"], "0"
     if len(args) > 1 and args[1] == "--runner":
         runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sandbox", "runner.py")
         with open(runner) as f:
             serve, user = ["python3", "-c", f.read()], "1000:1000"
-    sv = Supervisor(["docker", "exec", "-i", "-u", user, container] + serve)
+    if container == "--local":  # a serve command run here (e.g. an ASan build), no container
+        sv = Supervisor(args[1:])
+    else:
+        sv = Supervisor(["docker", "exec", "-i", "-u", user, container] + serve)
     spawned = []
     for line in sys.stdin:
         if line.strip():

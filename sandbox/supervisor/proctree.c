@@ -144,18 +144,29 @@ long proc_kill_below(pid_t root, pid_t spare, kill_set *killed) {
   return left;
 }
 
+static int owned_by_root(pid_t pid) {
+  char path[32];
+  struct stat st;
+  snprintf(path, sizeof path, "/proc/%d", (int)pid);
+  return stat(path, &st) != 0 || st.st_uid == 0;
+}
+
 long proc_kill_orphans_of(pid_t parent) {
   proc_table t = {0};
   if (proc_scan(&t) != 0) return 0;
-  long n = 0;
   for (size_t i = 0; i < t.n; i++) {
     proc_entry *e = &t.items[i];
-    char path[32];
-    struct stat st;
-    snprintf(path, sizeof path, "/proc/%d", (int)e->pid);
-    if (e->ppid != parent || e->state == 'Z' || stat(path, &st) != 0 || st.st_uid == 0) continue;
-    if (kill(e->pid, SIGKILL) == 0) n++;
+    e->mark = e->ppid == parent && e->state != 'Z' && !owned_by_root(e->pid);
   }
+  for (int changed = 1; changed;) { /* and everything below them */
+    changed = 0;
+    for (size_t i = 0; i < t.n; i++)
+      if (!t.items[i].mark && t.items[i].ppid != parent && marked(&t, t.items[i].ppid, -1))
+        t.items[i].mark = 1, changed = 1;
+  }
+  long n = 0;
+  for (size_t i = 0; i < t.n; i++)
+    if (t.items[i].mark && t.items[i].state != 'Z' && kill(t.items[i].pid, SIGKILL) == 0) n++;
   free(t.items);
   return n;
 }

@@ -25,8 +25,8 @@ long proc_kill_below(pid_t root, pid_t spare, kill_set *killed);
 void kill_set_free(kill_set *s);
 
 /* Sends SIGKILL to every process whose parent is `parent` and whose owner
- * is not uid 0 (init's sweep of orphans that escaped a reaper). Returns how
- * many. */
+ * is not uid 0, and to everything below them (init's sweep of commands that
+ * lost their reaper). Returns how many. */
 long proc_kill_orphans_of(pid_t parent);
 
 /* The memory cgroup's oom_kill counter (cgroup v1 memory.oom_control or v2

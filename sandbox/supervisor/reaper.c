@@ -133,6 +133,9 @@ static void wait_sigchld(reaper *r, int ms) {
 static void kill_below(reaper *r, pid_t spare) {
   long long deadline = now_ms() + KILL_PHASE_MS;
   for (;;) {
+    reap_all(r);
+    /* every process left below the reaper is below one of its children: none, nothing to scan */
+    if (!spare && !has_children()) return;
     long left = proc_kill_below(r->self, spare, &r->killed);
     reap_all(r);
     if (left <= 0 || now_ms() > deadline) return;

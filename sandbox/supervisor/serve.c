@@ -209,6 +209,8 @@ int serve_main(const char *user) {
     jobs_finish(&s, now);
   }
   shut_down(&s);
+  for (size_t i = 0; s.base_env[i]; i++) free(s.base_env[i]);
+  free(s.base_env);
   buf_free(&inbox);
   free(p.fds), free(p.jobs), free(p.what);
   return 0;
