@@ -41,41 +41,47 @@ class Supervisor:
         self.next_id = 0
         self.results = {}
         self.pending = {}
-        self.buf = b""
+        self.buf, self.pos = bytearray(), 0
         ready = self._line()
         if not ready.startswith(b"R "):
             raise SystemExit("supervisor did not say ready: %r" % ready)
         self.version = ready[2:].decode()
 
     def _fill(self):
-        chunk = os.read(self.proc.stdout.fileno(), 65536)
+        chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
         if not chunk:
             raise EOFError("supervisor closed its stdout")
+        del self.buf[:self.pos]
+        self.pos = 0
         self.buf += chunk
 
     def _line(self):
-        while b"\n" not in self.buf:
+        while True:
+            nl = self.buf.find(b"\n", self.pos)
+            if nl >= 0:
+                line, self.pos = bytes(self.buf[self.pos:nl]), nl + 1
+                return line
             self._fill()
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line
 
     def _bytes(self, n):
-        while len(self.buf) < n:
+        while len(self.buf) - self.pos < n:
             self._fill()
-        data, self.buf = self.buf[:n], self.buf[n:]
+        data, self.pos = bytes(self.buf[self.pos:self.pos + n]), self.pos + n
         return data
 
     def _frame(self):
         parts = self._line().split(b" ")
         kind, ident = parts[0], int(parts[1])
-        r = self.pending.setdefault(ident, {"id": ident, "stdout": b"", "stderr": b"", "failure": b""})
+        r = self.pending.setdefault(ident, {"id": ident, "stdout": [], "stderr": [], "failure": []})
         if kind in (b"O", b"E", b"F"):
             data = self._bytes(int(parts[2]))
-            r[{b"O": "stdout", b"E": "stderr", b"F": "failure"}[kind]] += data
+            r[{b"O": "stdout", b"E": "stderr", b"F": "failure"}[kind]].append(data)
         elif kind == b"X":
             r["code"], r["flags"] = int(parts[2]), parts[3].decode()
             r["killed"] = int(parts[4]) if len(parts) > 4 else None
             r["ms"] = round((time.monotonic() - r.get("sent", time.monotonic())) * 1000, 2)
+            for k in ("stdout", "stderr", "failure"):
+                r[k] = b"".join(r[k])
             self.results[ident] = self.pending.pop(ident)
         else:
             raise SystemExit("not a frame: %r" % parts)
@@ -84,7 +90,7 @@ class Supervisor:
         if ident is None:
             self.next_id += 1
             ident = self.next_id
-            self.pending[ident] = {"id": ident, "stdout": b"", "stderr": b"", "failure": b"",
+            self.pending[ident] = {"id": ident, "stdout": [], "stderr": [], "failure": [],
                                    "sent": time.monotonic()}
         if self.version == "1":  # sandbox/runner.py, for comparison: JSON requests
             self.proc.stdin.write(runner_request(op, ident, fields))
