@@ -54,7 +54,8 @@ static job *start_kernel(server *s) {
 
 /* Starts the first queued call when the interpreter is free. */
 static void python_next(server *s) {
-  while (s->calls && !(s->kernel && s->kernel->id)) {
+  /* a kernel that died between calls is finished (python_on_done) before the next call */
+  while (s->calls && !(s->kernel && (s->kernel->id || s->kernel->done))) {
     python_call *c = s->calls;
     if (!s->kernel) {
       s->kernel = start_kernel(s);

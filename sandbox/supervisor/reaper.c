@@ -46,6 +46,14 @@ static void close_from(int first) {
   for (int fd = first; fd < 4096; fd++) close(fd);
 }
 
+/* fd moved to a number >= FD_FIRST_FREE (close-on-exec); -1 on failure. */
+static int above_command_fds(int fd) {
+  if (fd < 0 || fd >= FD_FIRST_FREE) return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FIRST_FREE);
+  close(fd);
+  return high;
+}
+
 /* Puts the given fds at 0..5 whatever their numbers were, closes the rest. */
 static void arrange_fds(const int *from) {
   int high[FD_FIRST_FREE];
@@ -94,7 +102,10 @@ static void run_main(const command_spec *spec, int errfd) {
   }
   become_user(spec, errfd);
   if (spec->cwd && chdir(spec->cwd) != 0) report_failure(errfd, STEP_CWD);
-  if (spec->body) _exit(spec->body(spec->body_ctx));
+  if (spec->body) {
+    close(errfd); /* no exec to wait for: the reaper goes on at once */
+    _exit(spec->body(spec->body_ctx));
+  }
   extern char **environ;
   environ = (char **)spec->env;
   execvp(spec->argv[0], spec->argv);
@@ -208,9 +219,13 @@ static void reaper_main(const command_spec *spec) {
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, NULL);
-  r.sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  /* above the command's fds 0..3, which are closed once it is forked */
+  r.sigfd = above_command_fds(signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC));
   int errpipe[2];
   if (r.sigfd < 0 || pipe2(errpipe, O_CLOEXEC) != 0) _exit(1);
+  errpipe[0] = above_command_fds(errpipe[0]);
+  errpipe[1] = above_command_fds(errpipe[1]);
+  if (errpipe[0] < 0 || errpipe[1] < 0) _exit(1);
   r.main = fork();
   if (r.main == 0) {
     close(errpipe[0]);
