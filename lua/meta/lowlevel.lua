@@ -40,6 +40,20 @@ function loop.now() end
 ---@return luagent.Task?
 function loop.current() end
 
+---The context of the task running now: the value it was spawned with by
+---`loop.spawn_in`, or inherited from the task that spawned it; nil outside a
+---task or when it has none. luagent.run keeps a recipe run there.
+---@return any
+function loop.context() end
+
+---Runs fn(...) as a task whose context is `ctx` (nil: none); the tasks it
+---spawns inherit it.
+---@param ctx any
+---@param fn fun(...): ...
+---@param ... any
+---@return luagent.Task
+function loop.spawn_in(ctx, fn, ...) end
+
 -- ---- luagent.sys ----
 
 ---low-level: recipes normally do not need this.
