@@ -269,7 +269,8 @@ function RecipeRun:unsubscribe(fn) end
 ---@param opts? {last?: boolean}
 function RecipeRun:at_exit(fn, opts) end
 
----Runs the recipe (loaded fresh) as a task in this run, with `...` as its
+---Runs the recipe (loaded fresh, with globals of its own; its folder is
+---searched first for modules) as a task in this run, with `...` as its
 ---arguments; then its exit hooks (its sandboxes are closed there), then
 ---run_end. A failing recipe is `status = "failed"`, never an error here; a
 ---caller cancelled meanwhile (Ctrl-C) waits for the run to end, then

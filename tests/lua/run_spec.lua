@@ -110,6 +110,21 @@ t.test("a run that fails does not fail the other; its result says why", function
   t.eq(evs[#evs - 1].type, "hook"); t.eq(evs[#evs - 1].status, "failed", "the hooks hear how it ended")
 end)
 
+t.test("two runs of one recipe at once keep their globals apart", function()
+  assert(fs.write(work .. "/globals.lua", [[
+NAME = ...
+seen = (seen or 0) + 1
+luagent.sleep(0.05)
+print(NAME, seen, _G.NAME)
+]]))
+  local a = new_run("ga", nil, {recipe = work .. "/globals.lua"})
+  local b = new_run("gb", nil, {recipe = work .. "/globals.lua"})
+  execute_all({a, b}, "first")
+  t.eq(fs.read(work .. "/runs/ga/stdout.txt"), "first\t1\tfirst\n")
+  t.eq(fs.read(work .. "/runs/gb/stdout.txt"), "first\t1\tfirst\n")
+  t.eq(rawget(_G, "NAME"), nil, "nothing leaks into the process's globals")
+end)
+
 t.test("luagent.config merges the run's settings over the YAML, nested keys too", function()
   assert(fs.write(work .. "/nested.yaml", "model: {name: base, temperature: 0.5}\nkeep: 1\n"))
   assert(fs.write(work .. "/nested.lua", [[

@@ -7,11 +7,11 @@
 --     -> r | nil, err     a run, started (its transport chosen, its trace subscribed); err
 --                         (kind "config") when record/replay cannot be used; bad options raise
 --   r:execute(...) -> {status = "ok" | "failed" | "interrupted", error, traceback, final, stats, dir, trace}
---     runs the recipe, loaded fresh, as a task in r's context with ... as its arguments (its
---     folder searched first for modules); with capture = true its print and io.write go to
---     <run dir>/stdout.txt; then r's exit hooks, then run_end. A failing recipe is a result,
---     never an error here. A caller cancelled meanwhile (Ctrl-C) waits for the run to end,
---     then raises the cancellation (r.result has the run's result).
+--     runs the recipe, loaded fresh with globals of its own, as a task in r's context with ...
+--     as its arguments (its folder searched first for modules); with capture = true its print
+--     and io.write go to <run dir>/stdout.txt; then r's exit hooks, then run_end. A failing
+--     recipe is a result, never an error here. A caller cancelled meanwhile (Ctrl-C) waits
+--     for the run to end, then raises the cancellation (r.result has the run's result).
 local loop = require "luagent.loop"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
@@ -160,23 +160,21 @@ function methods.new(opts)
   return r
 end
 
--- The recipe's print and io.write, into the run's stdout.txt.
-local function captured_env(out)
-  local function write(...)
-    return out:write(...)
-  end
-  local cio = setmetatable({write = write, stdout = out}, {__index = io})
-  local env = {
-    io = cio,
-    print = function(...)
+-- The recipe's globals: its own (two runs of one recipe at once do not
+-- share them), over the process's; with `out`, its print and io.write go there.
+local function recipe_env(out)
+  local env = {}
+  env._G = env
+  if out then
+    env.io = setmetatable({write = function(...) return out:write(...) end, stdout = out}, {__index = io})
+    env.print = function(...)
       local n = select("#", ...)
       for i = 1, n do
         out:write(tostring((select(i, ...))), i < n and "\t" or "\n")
       end
       if n == 0 then out:write("\n") end
-    end,
-  }
-  env._G = env
+    end
+  end
   return setmetatable(env, {__index = _G})
 end
 
@@ -226,8 +224,7 @@ function RecipeRun:execute(...)
   end
   if not err then
     search_beside(self.recipe_dir)
-    if out then chunk, err = loadfile(self.recipe, "t", captured_env(out))
-    else chunk, err = loadfile(self.recipe, "t") end
+    chunk, err = loadfile(self.recipe, "t", recipe_env(out))
   end
   if not chunk then
     if out then out:close() end
