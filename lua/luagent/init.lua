@@ -6,9 +6,7 @@
 --   luagent.settings   (--set key=value, dotted keys nest, values typed like YAML)
 --   luagent.args       (arguments after the recipe)
 --   luagent.config(file) -> the YAML beside the recipe, with --set applied on top
---   luagent.recipe, luagent.recipe_dir, luagent.run_id(), luagent.run_dir(sub), luagent.at_exit(fn)
---     (these follow the calling task's run, luagent.run: the one `luagent run` started, or
---     one of the runs an eval executes in this process)
+--   (these, run_id, run_dir, at_exit, recipe and recipe_dir are the calling task's run's: luagent.run)
 --   luagent.http / json / yaml / fs / retry / model / sandbox / agent / tools / trace
 --     (loaded on first use, so start-up stays fast; so are wait_all and map,
 --     from luagent.tasks, and the config helpers, from luagent.config)

@@ -1,33 +1,17 @@
--- luagent.run: a recipe run as a value. Several runs live in one process
--- (luagent eval runs variants × inputs × epochs at once); each has its own
--- settings, folder, trace, exit hooks, sandboxes and model transport. A run
--- is the context of its tasks (luagent.loop: loop.spawn_in, inherited by the
--- tasks they spawn), so what a recipe does — luagent.settings,
--- luagent.config, luagent.run_dir, luagent.at_exit, the events it emits,
--- the sandboxes it opens, the model calls it makes — reaches its own run.
+-- luagent.run: a recipe run as a value, so several live in one process
+-- (luagent eval). A run is its tasks' context (loop.spawn_in; inherited), so
+-- what a recipe does — luagent.settings, .config, .run_dir, .at_exit, its
+-- events, sandboxes and model calls — reaches its own run.
 --
---   run.current() -> r          the calling task's run, else the process's default run
---   run.new{recipe, settings, dir, id, args, quiet, json, record, replay, cache, transport, capture}
---     -> r | nil, err           a run of a recipe file, started (luagent.run.methods)
---   r:execute(...) -> {status = "ok" | "failed" | "interrupted", error, traceback, final, stats, dir, trace}
---   r.id, r:dir(sub), r.settings, r.args, r.recipe, r.recipe_dir, r.transport, r.cache,
---   r.stats = {model_calls, cached_calls, live_calls, saved_cost, cost, input_tokens, output_tokens}
---   r.final = {output, stopped_by, usage, cost, turns} of the last agent that finished in it
---   r:emit(ev)                  to r's subscribers (its trace first) and the process-wide ones
---   r:subscribe(fn), r:unsubscribe(fn)
---   r:at_exit(fn [, {last = true}])   fn(status, message) when r ends, newest first
+--   run.current() -> r   the calling task's run, else the process's default run
+--   run.new{...} -> r | nil, err;  r:execute(...) -> result   (luagent.run.methods)
+--   r.id, r.settings, r.args, r.recipe, r.recipe_dir, r.transport, r.cache, r.stats, r.final,
+--   r:dir(sub), r:emit(ev), r:subscribe(fn), r:unsubscribe(fn), r:at_exit(fn [, {last = true}])
 --
--- The default run is `luagent run RECIPE`'s (init.lua makes it with the
--- command line's settings; the host ends it through luagent._run_exit_hooks),
--- or a bare one for the REPL and the CLI modules. Its transport is
--- model.transport, so assigning that still works.
---
--- The trace opens at a run's first event — <run folder>/trace.jsonl after a
--- run_start event — so a run that does nothing traced writes nothing.
--- Kept small: every recipe run loads this, empty ones too. The methods a run
--- needs only once something happens (emit, dir, at_exit, execute, run.new,
--- ...) are in luagent.run.methods, loaded at first use, as are the trace,
--- the recording and the model.
+-- The default run is `luagent run`'s (made by init.lua, ended by the host
+-- through luagent._run_exit_hooks), or a bare one (REPL, CLI modules); its
+-- transport is model.transport. Every recipe run loads this file, so it
+-- holds only what an empty run needs; the rest loads at first use.
 local loop = require "luagent.loop"
 
 local run = {}
@@ -41,8 +25,7 @@ local default -- the process's run
 local LATER = {emit = true, subscribe = true, unsubscribe = true, dir = true, execute = true, at_exit = true,
                _folder = true, _use_recording = true, _run_exit_hooks = true}
 
--- A run without its own transport (the default run) uses model.transport;
--- likewise whether it replays a recording.
+-- A run without its own (the default run) uses model.transport and .replaying.
 local FROM_MODEL = {transport = true, replaying = true}
 
 RecipeRun.__index = function(r, k)
@@ -81,8 +64,7 @@ function run._make(fields)
   return r
 end
 
--- The default run: init.lua makes it with what the command line gave
--- ({recipe, args, settings}); without init.lua a bare one is made on demand.
+-- The default run, from the command line's {recipe, args, settings}.
 function run._set_default(fields)
   default = run._make(fields or {})
   return default
@@ -104,9 +86,8 @@ end
 
 -- ---- a run's start and end ----
 
--- r:_start{quiet, json, record, replay}: the run is traced (its trace opens
--- at its first event) and, with record or replay, its model transport is a
--- recording's (luagent.run.methods). Raises the recording's message.
+-- r:_start{quiet, json, record, replay}: the run is traced (from its first
+-- event); record/replay: see _use_recording. Raises the recording's message.
 function RecipeRun:_start(opts)
   assert(not self.started, "run:_start: the run has already started")
   self.started = true
@@ -115,8 +96,7 @@ function RecipeRun:_start(opts)
   if opts.replay or opts.record then self:_use_recording(opts) end
 end
 
--- r:_end(status, message) -> err | nil   its exit hooks (if any), then run_end
--- ("ok" | "failed" | "interrupted") and the trace is closed; err: the hooks' failures.
+-- r:_end(status, message) -> err | nil   exit hooks, then run_end; err: the hooks' failures
 function RecipeRun:_end(status, message)
   local err
   if #self.hooks + #self.last_hooks > 0 then err = self:_run_exit_hooks(status, message) end
