@@ -5,6 +5,8 @@
  *   loop.yield()          let other ready tasks run
  *   loop.now()            monotonic seconds
  *   loop.current()        -> task | nil    the task running now
+ *   loop.context()        -> value | nil   the running task's context
+ *   loop.spawn_in(ctx, fn, ...) -> task    run fn(...) with context ctx
  *
  *   task:wait()           -> ... | nil, err  its results, or its error
  *   task:cancel()         it stops with a "cancelled" error at its next wait
@@ -20,7 +22,12 @@
  * not hide a failure: a task that failed and was never waited for is still
  * reported at the end of the run, and the host still reads a closed main
  * task's outcome (sched.h). A cancelled error's message says why it was
- * cancelled (Ctrl-C, the main task failed, task:cancel(), task:close()). */
+ * cancelled (Ctrl-C, the main task failed, task:cancel(), task:close()).
+ *
+ * A task's context is one Lua value it carries (luagent.run keeps the
+ * recipe run there): loop.spawn_in gives one, and a task spawned by a task
+ * with a context inherits it. Outside a task, or for a task spawned without
+ * one, loop.context() is nil. */
 #include <stddef.h>
 
 #include "loop.h"
@@ -40,6 +47,22 @@ static task *check_open_task(lua_State *L, int idx) {
 static int l_spawn(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   sched_spawn(L, lua_gettop(L) - 1);
+  return 1;
+}
+
+/* loop.spawn_in(ctx, fn, ...) -> task   (ctx may be nil: no context) */
+static int l_spawn_in(lua_State *L) {
+  luaL_checkany(L, 1);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  sched_spawn(L, lua_gettop(L) - 2);
+  lua_pushvalue(L, 1);
+  task_set_context(L, -2);
+  return 1;
+}
+
+/* loop.context() -> the running task's context | nil */
+static int l_context(lua_State *L) {
+  sched_push_context(L);
   return 1;
 }
 
@@ -146,8 +169,9 @@ static const luagent_handle_class TASK = {.name = SCHED_TASK_CLASS,
                                           .tostring = l_task_tostring};
 
 int luaopen_luagent_loop(lua_State *L) {
-  static const luaL_Reg funcs[] = {{"spawn", l_spawn}, {"sleep", l_sleep},     {"yield", l_yield},
-                                   {"now", l_now},     {"current", l_current}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"spawn", l_spawn},       {"spawn_in", l_spawn_in}, {"sleep", l_sleep},
+                                   {"yield", l_yield},       {"now", l_now},           {"current", l_current},
+                                   {"context", l_context},   {NULL, NULL}};
   luagent_register_handle(L, &TASK);
   luaL_getmetatable(L, SCHED_TASK_CLASS); /* no __gc: a task holds no memory outside Lua */
   lua_pushnil(L);

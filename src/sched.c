@@ -1,10 +1,13 @@
-/* sched: tasks and waits (see sched.h for the contract).
+/* sched: tasks and waits (see sched.h for the contract). Spawning, the
+ * task body and the task-local context are sched_task.c; the records both
+ * use are sched_internal.h.
  *
  * A task is a coroutine whose body runs under a yieldable pcall, so an error
  * unwinds inside the task (its <close> handlers may still do cooperative
  * I/O) and is kept for task:wait(). A task handle's uservalues hold the
  * coroutine while it runs; once it finished, the table {ok, values..., n =
- * count} of what its body returned; after its first error, the traceback. */
+ * count} of what its body returned; after its first error, the traceback;
+ * its context, if it has one. */
 #include "sched.h"
 
 #include <lauxlib.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "lua_errors.h"
+#include "sched_internal.h"
 
 const char SCHED_WHY_INTERRUPT[] = "interrupted (Ctrl-C): the run is stopping";
 const char SCHED_WHY_MAIN_FAILED[] = "the task was cancelled: the main task failed";
@@ -21,51 +25,9 @@ const char SCHED_WHY_CANCEL[] = "the task was cancelled by task:cancel()";
 const char SCHED_WHY_CLOSE[] = "the task was cancelled: its handle was closed (task:close())";
 const char SCHED_WHY_GAVE_UP[] = "the task was cancelled: tasks did not stop within the grace period";
 
-static const char *const STATUS_NAMES[] = {"ready", "running", "waiting", "done", "failed"};
-
 /* registry keys: the addresses of these */
 static const char SCHED_KEY = 0;
 static const char UNOBSERVED_KEY = 0; /* set of handles of failed tasks nobody waited for */
-
-struct sched {
-  lua_State *L;
-  loop *loop;
-  task *current; /* task whose coroutine is running, or NULL */
-  task *ready_head, *ready_tail;
-  task *live; /* unfinished tasks, doubly linked */
-  size_t nlive;
-  unsigned next_task_id;
-  volatile sig_atomic_t interrupted; /* signal number of a pending interrupt */
-  volatile sig_atomic_t in_loop;     /* waiting in loop_run_once, not running Lua */
-  int cancelling;                    /* an interrupt or a failed main task is unwinding tasks */
-  int gave_up;                       /* they did not stop within the grace period */
-  double grace;
-  double cancel_deadline;
-};
-
-struct task {
-  int closed; /* the handle was closed (task_close) */
-  sched *s;
-  lua_State *co;
-  int ref;    /* registry ref keeping the handle alive until finished */
-  int nstart; /* values on the fresh coroutine's stack for the first resume */
-  task_status state;
-  int finished; /* state is TASK_DONE or TASK_FAILED */
-  int cancel_pending; /* cancel at the next wait, with cancel_why */
-  const char *cancel_why;
-  int observed;   /* someone took its result or error */
-  int deadlocked; /* its wait was broken because nothing could wake it */
-  unsigned id;
-  wait_slot *waiting; /* what it waits for, when TASK_WAITING */
-  task *next_ready;
-  task *prev_live, *next_live;
-  task *waiters; /* tasks blocked in wait() on this one */
-  task *next_waiter;
-  task *joining; /* the task this one waits for */
-  wait_slot join;
-};
-
-enum { UV_THREAD = 1, UV_RESULT, UV_TRACEBACK, NUV }; /* uservalue slots of a task handle */
 
 typedef enum step_result { STEP_PROGRESS, STEP_IDLE, STEP_GAVE_UP } step_result;
 
@@ -75,7 +37,7 @@ void wait_slot_init(wait_slot *slot, void (*cancel)(wait_slot *slot)) {
   *slot = (wait_slot){.cancel = cancel};
 }
 
-static void make_ready(task *t) {
+void task_make_ready(task *t) {
   sched *s = t->s;
   t->state = TASK_READY;
   t->next_ready = NULL;
@@ -92,7 +54,7 @@ void wait_slot_complete(wait_slot *slot) {
   task *t = slot->task;
   if (t && t->state == TASK_WAITING && t->waiting == slot) {
     t->waiting = NULL;
-    make_ready(t);
+    task_make_ready(t);
   }
 }
 
@@ -141,7 +103,7 @@ sched *sched_of(lua_State *L) {
 double sched_grace(const sched *s) { return s->grace; }
 loop *sched_loop(const sched *s) { return s->loop; }
 
-static void link_live(sched *s, task *t) {
+void sched_link_live(sched *s, task *t) {
   t->prev_live = NULL;
   t->next_live = s->live;
   if (s->live) s->live->prev_live = t;
@@ -165,8 +127,6 @@ static task *pop_ready(sched *s) {
   if (!s->ready_head) s->ready_tail = NULL;
   return t;
 }
-
-static void push_handle(lua_State *L, task *t) { lua_rawgeti(L, LUA_REGISTRYINDEX, t->ref); }
 
 /* Adds (value true) or removes (nil) the handle at `handle` from the set of
  * failures to report at the end. */
@@ -198,7 +158,7 @@ static void finish_task(sched *s, task *t, int nres) {
   int ok = nres > 0 && lua_toboolean(co, -nres);
   int news = !ok && !(nres > 1 && is_cancelled_error(co, -nres + 1));
   luaL_checkstack(L, nres + 3, "too many results from a task");
-  push_handle(L, t);
+  task_push_handle(L, t);
   int handle = lua_gettop(L);
   lua_createtable(L, nres, 1);
   lua_xmove(co, L, nres);
@@ -226,9 +186,9 @@ static void finish_task(sched *s, task *t, int nres) {
 
 /* Keeps the traceback of the task's first error (on its coroutine L, level
  * `level`) in its handle, for the report of a failure nobody waited for. */
-static void keep_traceback(lua_State *L, task *t, const char *msg, int level) {
+void task_keep_traceback(lua_State *L, task *t, const char *msg, int level) {
   luaL_checkstack(L, 2, "no room for a traceback");
-  push_handle(L, t);
+  task_push_handle(L, t);
   if (lua_getiuservalue(L, -1, UV_TRACEBACK) == LUA_TNIL) {
     luaL_traceback(L, L, msg ? msg : "(error object is not a string)", level);
     lua_setiuservalue(L, -3, UV_TRACEBACK);
@@ -240,7 +200,7 @@ static void keep_traceback(lua_State *L, task *t, const char *msg, int level) {
  * unwinding): record it as the task's failure. */
 static void finish_task_with_escaped_error(sched *s, task *t) {
   lua_State *co = t->co;
-  keep_traceback(co, t, lua_tostring(co, -1), 0);
+  task_keep_traceback(co, t, lua_tostring(co, -1), 0);
   lua_pushboolean(co, 0);
   lua_insert(co, -2);
   finish_task(s, t, 2);
@@ -257,7 +217,7 @@ static void resume_task(sched *s, task *t) {
   s->current = saved;
   if (status == LUA_YIELD) {
     lua_pop(t->co, nres);
-    if (t->state == TASK_RUNNING) make_ready(t); /* a plain yield: let others run */
+    if (t->state == TASK_RUNNING) task_make_ready(t); /* a plain yield: let others run */
   } else if (status == LUA_OK) {
     finish_task(s, t, nres);
   } else {
@@ -386,80 +346,6 @@ void sched_reset(sched *s) {
   s->gave_up = 0;
 }
 
-/* ---- the task body, run inside the coroutine ---- */
-
-/* Message handler: keeps a traceback for the report, returns the error as is
- * so error tables reach task:wait() unchanged. */
-static int capture_traceback(lua_State *L) {
-  task *t = sched_of(L)->current;
-  lua_settop(L, 1);
-  if (t && t->co == L) {
-    if (lua_type(L, 1) == LUA_TTABLE) lua_getfield(L, 1, "message");
-    else lua_pushvalue(L, 1);
-    keep_traceback(L, t, lua_tostring(L, -1), 1);
-    lua_settop(L, 1);
-  }
-  return 1;
-}
-
-static int task_body_k(lua_State *L, int status, lua_KContext ctx) {
-  (void)ctx;
-  if (status == LUA_OK || status == LUA_YIELD) {
-    lua_pushboolean(L, 1);
-    lua_replace(L, 1); /* the message handler's slot becomes `true` */
-    return lua_gettop(L);
-  }
-  lua_pushboolean(L, 0);
-  lua_insert(L, -2);
-  return 2;
-}
-
-static int task_body(lua_State *L) {
-  int nargs = lua_gettop(L) - 1;
-  lua_pushcfunction(L, capture_traceback);
-  lua_insert(L, 1);
-  int status = lua_pcallk(L, nargs, LUA_MULTRET, 1, 0, task_body_k);
-  return task_body_k(L, status, 0);
-}
-
-task *sched_spawn(lua_State *L, int nargs) {
-  sched *s = sched_of(L);
-  int fn = lua_gettop(L) - nargs;
-  luaL_checktype(L, fn, LUA_TFUNCTION);
-  task *t = lua_newuserdatauv(L, sizeof *t, NUV - 1);
-  memset(t, 0, sizeof *t);
-  t->ref = LUA_NOREF;
-  luaL_setmetatable(L, SCHED_TASK_CLASS);
-  t->co = lua_newthread(L);
-  if (!lua_checkstack(t->co, nargs + 2)) luaL_error(L, "too many arguments for a task");
-  lua_setiuservalue(L, -2, UV_THREAD);
-  t->s = s;
-  t->id = ++s->next_task_id;
-  lua_pushvalue(L, -1);
-  t->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_insert(L, fn); /* handle below the function */
-  lua_pushcfunction(t->co, task_body);
-  lua_xmove(L, t->co, nargs + 1);
-  t->nstart = nargs + 1;
-  link_live(s, t);
-  make_ready(t);
-  return t;
-}
-
-/* ---- one task ---- */
-
-task *sched_check_task(lua_State *L, int idx) { return luaL_checkudata(L, idx, SCHED_TASK_CLASS); }
-task_status task_status_of(const task *t) { return t->state; }
-const char *task_status_name(task_status st) { return STATUS_NAMES[st]; }
-unsigned task_id(const task *t) { return t->id; }
-int task_is_closed(const task *t) { return t->closed; }
-
-void task_close(task *t) {
-  if (t->closed) return;
-  t->closed = 1;
-  task_cancel(t, SCHED_WHY_CLOSE);
-}
-
 /* Pushes the result table of the finished task at `handle` and returns its n. */
 static int push_result_table(lua_State *L, int handle) {
   lua_getiuservalue(L, handle, UV_RESULT);
@@ -560,13 +446,6 @@ static int yield_k(lua_State *L, int status, lua_KContext ctx) {
 int task_yield(lua_State *L) {
   if (can_yield(sched_of(L)->current, L)) return lua_yieldk(L, 0, 0, yield_k);
   return 0;
-}
-
-int sched_push_current(lua_State *L) {
-  task *t = sched_of(L)->current;
-  if (!t || t->ref == LUA_NOREF) return 0;
-  push_handle(L, t);
-  return 1;
 }
 
 /* ---- failures nobody took ---- */

@@ -146,4 +146,16 @@ int task_yield(lua_State *L);
 /* Pushes the handle of the task running now and returns 1, or returns 0. */
 int sched_push_current(lua_State *L);
 
+/* ---- the task-local context ----
+ * Every task may carry one Lua value, its context (luagent.run keeps a
+ * recipe run there). A task spawned by a task with a context gets the same
+ * one; a task without one costs nothing. */
+
+/* Pushes the context of the task running now (nil outside a task, or when
+ * it has none). */
+void sched_push_context(lua_State *L);
+/* Pops a value and makes it the context of the task whose handle is at idx
+ * (nil: none). Its children spawned from then on inherit it. */
+void task_set_context(lua_State *L, int idx);
+
 #endif

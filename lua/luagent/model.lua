@@ -91,7 +91,8 @@ local PROVIDERS = {openai = model.openai, openai_responses = model.openai_respon
 -- Which provider the environment points at: "openai", "anthropic" or nil.
 -- When replaying, the provider the recording was made with.
 function model.detect()
-  if model.replaying then return require("luagent.model.recording").recorded_provider(model.replaying) end
+  local replaying = require("luagent.run").current().replaying -- the run's; model.replaying for `luagent run`
+  if replaying then return require("luagent.model.recording").recorded_provider(replaying) end
   if os.getenv("OPENAI_API_KEY") or os.getenv("OPENAI_BASE_URL") then return "openai" end
   if os.getenv("ANTHROPIC_API_KEY") then return "anthropic" end
   return nil

@@ -1,65 +1,121 @@
--- luagent.run: a recipe run's start and end, in one visible place. init.lua
--- calls run.start when `luagent run` begins and registers run.finish as the
--- last exit hook.
+-- luagent.run: a recipe run as a value, so several live in one process
+-- (luagent eval). A run is its tasks' context (loop.spawn_in; inherited), so
+-- what a recipe does — luagent.settings, .config, .run_dir, .at_exit, its
+-- events, sandboxes and model calls — reaches its own run.
 --
---   run.start{quiet, json, record, replay, settings}
---     * chooses the model transport: --replay answers every model call from a
---       recording (no network, no key needed), --record saves every exchange
---       (luagent.model.recording); otherwise model calls go over HTTP;
---     * subscribes the run's trace (luagent.trace) to its events. The trace
---       opens at the first event — runs/<run-id>/trace.jsonl, after a
---       run_start event — so a run that does nothing traced writes nothing.
---     * switches the model-call cache on (opts.cache = "on" | "refresh"; "off"
---       is --no-cache, which a recipe's YAML cannot undo; luagent.cache);
---   run.finish(status, message)   run_end ("ok" | "failed" | "interrupted"); the trace is closed
---   run.current() -> the run (a table: cache, cache_option, settings, recipe, recipe_dir)
+--   run.current() -> r   the calling task's run, else the process's default run
+--   run.new{...} -> r | nil, err;  r:execute(...) -> result   (luagent.run.methods)
+--   r.id, r.settings, r.args, r.recipe, r.recipe_dir, r.transport, r.cache (luagent.cache's
+--   handle when the run has the model-call cache on), r.stats, r.final,
+--   r:dir(sub), r:emit(ev), r:subscribe(fn), r:unsubscribe(fn), r:at_exit(fn [, {last = true}])
 --
--- Kept small (every recipe run loads it, empty ones too): the trace and the
--- recording are loaded only when they are used.
-local events = require "luagent.events"
+-- The default run is `luagent run`'s (made by init.lua, ended by the host
+-- through luagent._run_exit_hooks), or a bare one (REPL, CLI modules); its
+-- transport is model.transport. Every recipe run loads this file, so it
+-- holds only what an empty run needs; the rest loads at first use.
 local loop = require "luagent.loop"
 
 local run = {}
 
-local opts, trace
+local RecipeRun = {}
+run._class = RecipeRun
 
--- The one run of this process.
-local current = {}
+local default -- the process's run
+
+-- methods of luagent.run.methods
+local LATER = {emit = true, subscribe = true, unsubscribe = true, dir = true, execute = true, at_exit = true,
+               _folder = true, _use_recording = true, _run_exit_hooks = true}
+
+-- A run without its own (the default run) uses model.transport and .replaying.
+local FROM_MODEL = {transport = true, replaying = true}
+
+RecipeRun.__index = function(r, k)
+  local method = RecipeRun[k]
+  if method ~= nil then return method end
+  if LATER[k] then
+    require "luagent.run.methods"
+    return RecipeRun[k]
+  end
+  if k == "id" then -- made on first use: "<UTC time>-<recipe name>-<4 hex>"
+    local name = ((r.recipe or "repl"):match("([^/]+)%.lua$") or "run"):gsub("[^%w_-]", "_")
+    r.id = os.date("!%Y%m%d-%H%M%S") .. "-" .. name .. "-" .. require("luagent.sys").random_hex(2)
+    return r.id
+  end
+  if FROM_MODEL[k] then return require("luagent.model")[k] end
+  return nil
+end
+
+function RecipeRun:__tostring()
+  return ("run %s (%s)"):format(self.id, self.recipe or "no recipe")
+end
+
+-- Where run folders go: $LUAGENT_RUNS_DIR, else "runs".
+function run.runs_root()
+  return os.getenv("LUAGENT_RUNS_DIR") or "runs"
+end
+
+function run._make(fields)
+  local r = setmetatable(fields, RecipeRun)
+  r.settings = r.settings or {}
+  r.args = r.args or {}
+  if r.recipe then r.recipe_dir = r.recipe:match("^(.*)/[^/]*$") or "." end
+  r.stats = {model_calls = 0, cached_calls = 0, live_calls = 0, saved_cost = 0, cost = 0, input_tokens = 0,
+             output_tokens = 0}
+  r.subscribers, r.hooks, r.last_hooks = {}, {}, {}
+  return r
+end
+
+-- The default run, from the command line's {recipe, args, settings}.
+function run._set_default(fields)
+  default = run._make(fields or {})
+  return default
+end
+
+function run._default()
+  return default
+end
 
 function run.current()
-  return current
+  local r = loop.context()
+  if getmetatable(r) == RecipeRun then return r end
+  return default or run._set_default()
 end
 
-local function on_event(ev)
-  if not trace then
-    local err
-    trace, err = require("luagent.trace").open(opts)
-    if not trace then error(err, 0) end -- events drops this subscriber, with a warning
-    trace:start(ev.time)
-  end
-  trace:write(ev)
+function run.new(opts)
+  return require("luagent.run.methods").new(opts)
 end
 
-function run.start(options)
-  assert(not opts, "run.start: the run has already started")
-  opts = options
-  opts.t0 = loop.now()
-  if opts.replay or opts.record then
-    local model = require "luagent.model"
-    model.transport, model.replaying = require("luagent.model.recording").transport(opts, model.transport)
-  end
-  events.subscribe(on_event)
-  local host = require "luagent.host"
-  current.settings, current.recipe = opts.settings, host.script
-  current.recipe_dir = host.script and (host.script:match("^(.*)/[^/]*$") or ".")
-  current.cache_option = opts.cache
-  if opts.cache == "on" or opts.cache == "refresh" then require("luagent.cache").for_run(current, opts.cache) end
+-- ---- a run's start and end ----
+
+-- r:_start{quiet, json, record, replay}: the run is traced (from its first
+-- event); record/replay: see _use_recording. Raises the recording's message.
+function RecipeRun:_start(opts)
+  assert(not self.started, "run:_start: the run has already started")
+  self.started = true
+  self.quiet, self.json, self.record, self.replay = opts.quiet, opts.json, opts.record, opts.replay
+  self.t0 = loop.now()
+  if opts.replay or opts.record then self:_use_recording(opts) end
+  -- the model-call cache: "on" | "refresh" switch it on; "off" (--no-cache) is
+  -- kept so a recipe's YAML cannot undo it (luagent.cache.from_config)
+  self.cache_option = opts.cache
+  if opts.cache == "on" or opts.cache == "refresh" then require("luagent.cache").for_run(self, opts.cache) end
 end
 
-function run.finish(status, message)
-  local summary = current.cache and current.cache:finish()
-  if summary then events.emit(summary) end
+-- The cache's line for the run's end ("N model calls: K from cache, ..."), as an event.
+function RecipeRun:_cache_summary()
+  local cache = rawget(self, "cache")
+  local summary = cache and cache:finish()
+  if summary then self:emit(summary) end
+end
+
+-- r:_end(status, message) -> err | nil   exit hooks, then run_end; err: the hooks' failures
+function RecipeRun:_end(status, message)
+  local err
+  if #self.hooks + #self.last_hooks > 0 then err = self:_run_exit_hooks(status, message) end
+  self:_cache_summary()
+  local trace = rawget(self, "trace")
   if trace then trace:finish(status, message) end
+  return err
 end
 
 return run

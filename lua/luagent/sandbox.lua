@@ -153,17 +153,30 @@ end
 -- ---- opening and closing ----
 
 -- Every open box, held until it is closed: a box the recipe forgot is
--- removed when the run ends (close_all), never from a finalizer.
+-- removed when the run that opened it ends (luagent.run: an exit hook of
+-- that run), never from a finalizer; what is still open when the process's
+-- own run ends is removed then (close_all). run -> {session -> box}
 local open_boxes = {}
-local luagent_global = package.loaded["luagent"]
 local hooked = false
 
+local function close_boxes(r)
+  for _, box in pairs(open_boxes[r] or {}) do box:close() end
+  if open_boxes[r] and next(open_boxes[r]) == nil then open_boxes[r] = nil end
+end
+
 local function remember(box)
-  open_boxes[box.session] = box
-  if not hooked and luagent_global then
+  local run = require "luagent.run"
+  local r, default = run.current(), run._default()
+  if not hooked and default then
     hooked = true
-    luagent_global.at_exit(sandbox.close_all)
+    default:at_exit(sandbox.close_all)
   end
+  if not open_boxes[r] then
+    open_boxes[r] = {}
+    if r ~= default then r:at_exit(function() close_boxes(r) end) end
+  end
+  open_boxes[r][box.session] = box
+  box._open_boxes = open_boxes[r]
 end
 
 -- sandbox.open(opts) -> box | nil, err
@@ -205,9 +218,11 @@ function sandbox.open(opts)
   return box
 end
 
--- Closes every box still open (the run is ending).
+-- Closes every box still open, of every run.
 function sandbox.close_all()
-  for _, box in pairs(open_boxes) do box:close() end
+  local runs = {}
+  for r in pairs(open_boxes) do runs[#runs + 1] = r end
+  for _, r in ipairs(runs) do close_boxes(r) end
 end
 
 function Box:__tostring()
@@ -233,7 +248,7 @@ function Box:close()
   end
   local ok, err = self._session:remove()
   self.close_error = err
-  if ok then open_boxes[self.session] = nil end
+  if ok then self._open_boxes[self.session] = nil end
   events.emit({type = "sandbox_close", session = self.session, error = err and err.message})
   if not ok then return nil, err end
   return true

@@ -5,6 +5,8 @@
 -- secrets redacted — and shows one line per step on the terminal (-q: none;
 -- --json: the events themselves, as JSON lines on stdout). luagent.run
 -- subscribes it when a recipe run starts; it opens at the run's first event.
+-- Several runs in one process (luagent eval) each have their own
+-- (luagent.run); the functions below answer for the calling task's run.
 --
 --   trace.open(opts) -> t | nil, err   t:start(time) (run_start), t:write(ev), t:finish(status, message)
 --   trace.safe(ev), trace.encode(ev)    an event as it may be shown or written
@@ -18,40 +20,23 @@
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
-local fs = require "luagent.fs"
-local sys = require "luagent.sys"
 local loop = require "luagent.loop"
-local events = require "luagent.events"
+local run = require "luagent.run"
 local host = require "luagent.host"
 
 local trace = {}
 
-local state = {}
-
 -- ---- where a run's files go ----
 
-local function recipe_name()
-  return ((host.script or "repl"):match("([^/]+)%.lua$") or "run"):gsub("[^%w_-]", "_")
-end
-
-function trace.runs_root()
-  return os.getenv("LUAGENT_RUNS_DIR") or "runs"
-end
+trace.runs_root = run.runs_root
 
 function trace.run_id()
-  if not state.run_id then
-    state.run_id = os.date("!%Y%m%d-%H%M%S") .. "-" .. recipe_name() .. "-" .. sys.random_hex(2)
-  end
-  return state.run_id
+  return run.current().id
 end
 
 -- Made on first use; a folder that cannot be made raises its error.
 function trace.run_dir(sub)
-  local dir = trace.runs_root() .. "/" .. trace.run_id()
-  if sub and sub ~= "" then dir = dir .. "/" .. sub end
-  local ok, err = fs.mkdir(dir)
-  if not ok then error(errors.wrap(err, "cannot create the run folder"), 2) end
-  return dir
+  return run.current():dir(sub)
 end
 
 -- ---- making events safe to write ----
@@ -161,31 +146,32 @@ end
 -- ---- the trace file and the terminal view ----
 
 function trace.path()
-  return state.path
+  local t = run.current().trace
+  return t and t.path
 end
 
 local Trace = {}
 Trace.__index = Trace
 
--- trace.open{t0 = loop.now() at the run's start, quiet, json, settings, record, replay}:
--- this run's trace, runs/<run-id>/trace.jsonl | nil, err.
+-- trace.open{t0 = loop.now() at the run's start, quiet, json, settings, record, replay, run}:
+-- the trace of `run` (default: the calling task's run), <its folder>/trace.jsonl | nil, err.
 function trace.open(opts)
-  local ok, dir = pcall(trace.run_dir)
+  local r = opts.run or run.current()
+  local ok, dir = pcall(r.dir, r)
   if not ok then return nil, errors.from(dir) end
   local path = dir .. "/trace.jsonl"
   local file, why = io.open(path, "a")
   if not file then return errors.fail("io", ("cannot write the trace %s: %s"):format(path, why), {path = path}) end
-  state.path = path
-  return setmetatable({file = file, path = path, run_id = trace.run_id(), opts = opts, t0 = opts.t0 or loop.now()},
+  return setmetatable({file = file, path = path, run_id = r.id, run = r, opts = opts, t0 = opts.t0 or loop.now()},
                       Trace)
 end
 
 -- run_start, to every subscriber of the run's events (this trace too), at
 -- `time` (the first event's).
 function Trace:start(time)
-  local o = self.opts
-  events.emit({type = "run_start", time = time, run_id = self.run_id, recipe = host.script, args = host.args,
-               settings = o.settings, version = host.version, record = o.record, replay = o.replay})
+  local o, r = self.opts, self.run
+  r:emit({type = "run_start", time = time, run_id = self.run_id, recipe = r.recipe, args = r.args,
+          settings = o.settings, version = host.version, record = o.record, replay = o.replay})
 end
 
 -- One event: a line in the file; on stdout with --json, else a line for
@@ -209,8 +195,8 @@ end
 -- run_end (status "ok" | "failed" | "interrupted"), then the file is closed.
 function Trace:finish(status, message)
   if self.closed then return end
-  events.emit({type = "run_end", run_id = self.run_id, status = status or "ok", error = message,
-               duration = loop.now() - self.t0, trace = self.path})
+  self.run:emit({type = "run_end", run_id = self.run_id, status = status or "ok", error = message,
+                 duration = loop.now() - self.t0, trace = self.path})
   self.closed = true
   self.file:close()
 end

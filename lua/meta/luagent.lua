@@ -10,7 +10,10 @@
 ---modules, each loaded on first use (`luagent.sandbox`, `luagent.model`, ...;
 ---`require "luagent.sandbox"` gives the same table).
 ---Low-level modules (luagent.sys, .tar, .engine, .engine_io, .loop, .events,
----.manifest, .dates) are not listed here: see lowlevel.lua.
+---.manifest, .dates, .run) are not listed here: see lowlevel.lua.
+---`settings`, `args`, `recipe`, `recipe_dir`, `config`, `at_exit`, `run_id`
+---and `run_dir` are those of the calling task's run (luagent.run): the one
+---`luagent run` started, or one of the runs an eval executes in the process.
 ---@class luagent
 ---@field version string luagent's version, e.g. "0.1.0"
 ---@field args string[] the arguments after the recipe (after `--`)

@@ -24,15 +24,16 @@
 ---@field record? string save the model exchanges to this file
 ---@field replay? string answer model calls from this recording
 ---@field settings? table the run's --set settings, for run_start
+---@field run? luagent.Run the run whose trace it is (default: the calling task's)
 
 ---@class luagent.trace
 local trace = {}
 
----This run's id, e.g. "20260130-120000-energy_anomaly-3f2a".
+---The calling task's run's id, e.g. "20260130-120000-energy_anomaly-3f2a".
 ---@return string
 function trace.run_id() end
 
----This run's folder, or a folder inside it; made on first use.
+---The calling task's run's folder, or a folder inside it; made on first use.
 ---@param sub? string
 ---@return string
 function trace.run_dir(sub) end
@@ -41,7 +42,7 @@ function trace.run_dir(sub) end
 ---@return string
 function trace.runs_root() end
 
----The trace file's path, once the trace has started.
+---The calling task's run's trace file, once the trace has started.
 ---@return string?
 function trace.path() end
 

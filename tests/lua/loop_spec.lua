@@ -189,4 +189,32 @@ t.test("loop.current() is the running task's own handle", function()
   t.eq(seen, task)
 end)
 
+t.test("a task's context: spawn_in gives one, the tasks it spawns inherit it, others have none", function()
+  local loop = require "luagent.loop"
+  t.eq(loop.context(), nil, "outside any context")
+  local ctx = {name = "run A"}
+  local seen = {}
+  local task = loop.spawn_in(ctx, function(x)
+    seen.own = loop.context()
+    local child = loop.spawn(function()
+      loop.sleep(0.01)
+      local grandchild = loop.spawn(function() return loop.context() end)
+      return loop.context(), grandchild:wait()
+    end)
+    local detached = loop.spawn_in(nil, function() return loop.context() end)
+    local other = loop.spawn_in("B", function() loop.yield() return loop.context() end)
+    seen.child, seen.grandchild = child:wait()
+    seen.detached, seen.other = detached:wait(), other:wait()
+    seen.after = loop.context()
+    return x
+  end, 42)
+  t.eq(task:wait(), 42, "spawn_in passes the arguments")
+  t.eq(seen.own, ctx); t.eq(seen.child, ctx); t.eq(seen.grandchild, ctx)
+  t.eq(seen.detached, nil, "spawn_in(nil, ...) has no context")
+  t.eq(seen.other, "B"); t.eq(seen.after, ctx, "a task's context stays while others run")
+  t.eq(loop.context(), nil)
+  t.eq(luagent.spawn(function() return loop.context() end):wait(), nil, "a plain task has none")
+  t.raises(function() loop.spawn_in(ctx, "not a function") end, "function expected")
+end)
+
 return t.done()

@@ -35,6 +35,7 @@ local MODULES = {
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},
   ["luagent.events"] = {"lowlevel.lua", "events"},
+  ["luagent.run"] = {"lowlevel.lua", "run"},
   ["luagent.manifest"] = {"lowlevel.lua", "manifest"},
   ["luagent.tar"] = {"lowlevel.lua", "tar"},
   ["luagent.engine"] = {"lowlevel.lua", "engine"},
@@ -47,6 +48,7 @@ local MODULES = {
 local CLASSES = {
   Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
   Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
+  RecipeRun = "lowlevel.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {

@@ -1,8 +1,9 @@
 -- luagent.model.call: one attempt of a model call. It builds the HTTP request
--- from the provider (luagent.model.provider), sends it through
--- model.transport, and gives the result or one error. A failure's kind is
--- decided once, where it is seen: the HTTP status or the transport's failure
--- here, the answer's shape in the provider, a stream's end in its assembler;
+-- from the provider (luagent.model.provider), sends it through the run's
+-- transport (run.current().transport, which is model.transport for `luagent
+-- run`), and gives the result or one error. A failure's kind is decided once,
+-- where it is seen: the HTTP status or the transport's failure here, the
+-- answer's shape in the provider, a stream's end in its assembler;
 -- call.error then names the provider and model and redacts keys.
 --
 --   call.attempt(m, req, n) -> result | nil, err     (n: the attempt's number, for events)
@@ -71,8 +72,9 @@ local function stream_broke(terr)
   return type(terr) == "table" and type(terr.status) == "number" and terr.status >= 200 and terr.status < 300
 end
 
+-- The calling task's run's transport (luagent.run); the default run's is model.transport.
 local function transport()
-  return require("luagent.model").transport
+  return require("luagent.run").current().transport
 end
 
 local function plain(m, request)

@@ -120,7 +120,7 @@ function client.new(wire, opts)
   local key = api_key(wire, opts)
   local base_url = opts.base_url or (wire.base_url_env and os.getenv(wire.base_url_env)) or wire.default_base_url
   base_url = base_url:gsub("/+$", "")
-  if not key and wire.needs_key(base_url) and not require("luagent.model").replaying then
+  if not key and wire.needs_key(base_url) and not require("luagent.run").current().replaying then
     error(("model.%s: no API key: set %s or pass api_key (a local server: pass base_url)"):format(wire.name,
       wire.key_env), 3)
   end

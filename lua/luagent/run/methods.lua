@@ -1,0 +1,254 @@
+-- luagent.run.methods: the methods of a run (luagent.run) that a run needs
+-- only once something happens — luagent.run loads this at their first use,
+-- so an empty recipe never does: its events (emit, subscribe, unsubscribe,
+-- with stats and final), its folder (dir), and making and executing runs.
+--
+--   run.new{recipe, settings, dir, id, args, quiet, json, record, replay, cache, transport, capture}
+--     -> r | nil, err     a run, started (its transport chosen, its trace subscribed); err
+--                         (kind "config") when record/replay cannot be used; bad options raise
+--   r:execute(...) -> {status = "ok" | "failed" | "interrupted", error, traceback, final, stats, dir, trace}
+--     runs the recipe, loaded fresh with globals of its own, as a task in r's context with ...
+--     as its arguments (its folder searched first for modules); with capture = true its print
+--     and io.write go to <run dir>/stdout.txt; then r's exit hooks, then run_end. A failing
+--     recipe is a result, never an error here. A caller cancelled meanwhile (Ctrl-C) waits
+--     for the run to end, then raises the cancellation (r.result has the run's result).
+local loop = require "luagent.loop"
+local errors = require "luagent.errors"
+local events = require "luagent.events"
+local run = require "luagent.run"
+
+local RecipeRun = run._class
+
+local methods = {}
+
+-- ---- a run's start and end ----
+
+-- The run's trace, subscribed first at its first event: it opens then and
+-- writes every event after run_start. A trace that cannot be opened is
+-- dropped with a warning (luagent.events): one broken view must not stop a run.
+local function trace_subscriber(r)
+  return function(ev)
+    if not r.trace then
+      local t, err = require("luagent.trace").open{run = r, t0 = r.t0, quiet = r.quiet, json = r.json,
+                                                   settings = r.settings, record = r.record, replay = r.replay}
+      if not t then error(err, 0) end
+      r.trace = t
+      t:start(ev.time)
+    end
+    r.trace:write(ev)
+  end
+end
+
+-- With --record or --replay: the run's model transport records, or replays a
+-- recording (no network, no key needed). The default run's is model.transport
+-- itself, as it always was. Raises the recording's message.
+function RecipeRun:_use_recording(opts)
+  local recording = require "luagent.model.recording"
+  if self == run._default() then
+    local model = require "luagent.model"
+    model.transport, model.replaying = recording.transport(opts, model.transport)
+  else
+    self.transport, self.replaying = recording.transport(opts, self.transport)
+  end
+end
+
+function RecipeRun:at_exit(fn, opts)
+  if type(fn) ~= "function" then error("at_exit: argument 'fn' must be a function", 2) end
+  local list = opts and opts.last and self.last_hooks or self.hooks
+  list[#list + 1] = fn
+end
+
+-- Runs the exit hooks once, newest first, then the `last` ones; each runs
+-- even if an earlier one failed. Returns nil, or the failures as one error
+-- value (the first one's kind; err.errors).
+function RecipeRun:_run_exit_hooks(status, message)
+  local order = {}
+  for i = #self.hooks, 1, -1 do order[#order + 1] = self.hooks[i] end
+  for i = #self.last_hooks, 1, -1 do order[#order + 1] = self.last_hooks[i] end
+  self.hooks, self.last_hooks = {}, {}
+  local failures, messages = {}, {}
+  for _, hook in ipairs(order) do
+    local ok, err = pcall(hook, status, message)
+    if not ok then
+      failures[#failures + 1] = errors.from(err)
+      messages[#messages + 1] = failures[#failures].message
+    end
+  end
+  if #failures == 0 then return nil end
+  return errors.new(failures[1].kind, "while finishing the run: " .. table.concat(messages, "; "), {errors = failures})
+end
+
+-- ---- a run's events ----
+
+-- stats and final, from the events that carry them
+local function note(r, ev)
+  if ev.type == "model_response" then
+    local s = r.stats
+    s.model_calls = s.model_calls + 1
+    if ev.cached then
+      s.cached_calls = s.cached_calls + 1
+      s.saved_cost = s.saved_cost + (ev.saved_cost or 0)
+    else
+      s.live_calls = s.live_calls + 1
+    end
+    s.cost = s.cost + (ev.cost or 0)
+    local usage = ev.usage or {}
+    s.input_tokens = s.input_tokens + (usage.input_tokens or 0)
+    s.output_tokens = s.output_tokens + (usage.output_tokens or 0)
+  elseif ev.type == "agent_end" then
+    r.final = {output = ev.output, stopped_by = ev.stopped_by, usage = ev.usage, cost = ev.cost, turns = ev.turns}
+  end
+end
+
+-- r:emit(ev): what events.emit does for the calling task's run.
+function RecipeRun:emit(ev)
+  if self.started and not self.traced then
+    self.traced = true
+    table.insert(self.subscribers, 1, trace_subscriber(self))
+  end
+  note(self, ev)
+  events._deliver(ev, self, self.subscribers)
+end
+
+function RecipeRun:subscribe(fn)
+  self.subscribers[#self.subscribers + 1] = fn
+  return fn
+end
+
+function RecipeRun:unsubscribe(fn)
+  for i, f in ipairs(self.subscribers) do
+    if f == fn then table.remove(self.subscribers, i) return end
+  end
+end
+
+-- ---- its folder ----
+
+-- The run's folder, not made.
+function RecipeRun:_folder()
+  return rawget(self, "folder") or (run.runs_root() .. "/" .. self.id)
+end
+
+-- r:dir([sub]) -> path   the run's folder or one inside it, made on first use;
+-- a folder that cannot be made raises its error.
+function RecipeRun:dir(sub)
+  local dir = self:_folder()
+  if sub and sub ~= "" then dir = dir .. "/" .. sub end
+  local ok, err = require("luagent.fs").mkdir(dir)
+  if not ok then error(errors.wrap(err, "cannot create the run folder"), 2) end
+  return dir
+end
+
+-- ---- making and executing runs ----
+
+local function check_option(cond, name, what)
+  if not cond then error(("run.new: option '%s' must be %s"):format(name, what), 3) end
+end
+
+function methods.new(opts)
+  check_option(type(opts) == "table", "opts", "a table of options")
+  check_option(type(opts.recipe) == "string", "recipe", "the recipe file's path (a string)")
+  check_option(opts.settings == nil or type(opts.settings) == "table", "settings", "a table")
+  check_option(opts.dir == nil or type(opts.dir) == "string", "dir", "a folder path (a string)")
+  check_option(opts.transport == nil or type(opts.transport) == "function", "transport", "a function")
+  local r = run._make{recipe = opts.recipe, settings = opts.settings, args = opts.args, folder = opts.dir,
+                      id = opts.id, capture = opts.capture or false, replaying = false,
+                      transport = opts.transport or require("luagent.model").transport}
+  local ok, err = pcall(r._start, r, {quiet = opts.quiet, json = opts.json, record = opts.record, replay = opts.replay,
+                                     cache = opts.cache})
+  if not ok then
+    return errors.fail("config", "run.new: " .. (errors.is(err) and err.message or tostring(err)), {recipe = opts.recipe})
+  end
+  return r
+end
+
+-- The recipe's globals: its own (two runs of one recipe at once do not
+-- share them), over the process's; with `out`, its print and io.write go there.
+local function recipe_env(out)
+  local env = {}
+  env._G = env
+  if out then
+    env.io = setmetatable({write = function(...) return out:write(...) end, stdout = out}, {__index = io})
+    env.print = function(...)
+      local n = select("#", ...)
+      for i = 1, n do
+        out:write(tostring((select(i, ...))), i < n and "\t" or "\n")
+      end
+      if n == 0 then out:write("\n") end
+    end
+  end
+  return setmetatable(env, {__index = _G})
+end
+
+-- Modules beside the recipe are found as for `luagent run` (its folder first).
+local function search_beside(dir)
+  local entry = dir .. "/?.lua;" .. dir .. "/?/init.lua;"
+  if package.path:sub(1, #entry) ~= entry and not package.path:find(";" .. entry, 1, true) then
+    package.path = entry .. package.path
+  end
+end
+
+local function message_of(err)
+  if type(err) == "table" and err.message then return tostring(err.message) end
+  return tostring(err)
+end
+
+-- The run's task: the recipe, then its exit hooks, then run_end.
+local function body(r, chunk, out, ...)
+  local traceback
+  local ok, err = xpcall(chunk, function(e)
+    traceback = debug.traceback(message_of(e), 2)
+    return e
+  end, ...)
+  local status = "ok"
+  if not ok then
+    err = errors.from(err)
+    status = err.kind == "cancelled" and "interrupted" or "failed"
+  end
+  local hook_err = r:_run_exit_hooks(status, err and err.message)
+  if hook_err and status == "ok" then status, err = "failed", hook_err end
+  r:_cache_summary()
+  if r.trace then r.trace:finish(status, err and err.message) end
+  if out then out:close() end
+  return {status = status, error = err, traceback = traceback, final = r.final, stats = r.stats, dir = r:_folder(),
+          trace = r.trace and r.trace.path or nil}
+end
+
+function RecipeRun:execute(...)
+  if self.executed then error("run:execute: this run was already executed; make a new one with run.new", 2) end
+  self.executed = true
+  self.args = table.pack(...)
+  self.args.n = nil
+  local out, chunk, err
+  if self.capture then
+    local path = self:dir() .. "/stdout.txt"
+    out, err = io.open(path, "w")
+    if not out then err = ("cannot write %s: %s"):format(path, err) end
+  end
+  if not err then
+    search_beside(self.recipe_dir)
+    chunk, err = loadfile(self.recipe, "t", recipe_env(out))
+  end
+  if not chunk then
+    if out then out:close() end
+    local e = errors.new("config", message_of(err), {recipe = self.recipe})
+    self.result = {status = "failed", error = e, stats = self.stats, dir = self:_folder()}
+    return self.result
+  end
+  local task = loop.spawn_in(self, body, self, chunk, out, ...)
+  local ok, result, werr = pcall(task.wait, task)
+  local stop
+  if not ok then -- the caller was cancelled: the run ends first (its hooks close its sandboxes)
+    stop = result
+    ok, result, werr = pcall(task.wait, task)
+    if not ok then result, werr = nil, stop end
+  end
+  if result == nil then -- the task itself broke (an error escaped the hooks), or never ended
+    result = {status = "failed", error = errors.from(werr), final = self.final, stats = self.stats,
+              dir = self:_folder(), trace = self.trace and self.trace.path or nil}
+  end
+  self.result = result
+  if stop then error(stop, 0) end
+  return result
+end
+
+return methods
