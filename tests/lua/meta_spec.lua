@@ -28,6 +28,8 @@ local MODULES = {
   ["luagent.yaml"] = {"yaml.lua", "yaml"},
   ["luagent.fs"] = {"fs.lua", "fs"},
   ["luagent.http"] = {"http.lua", "http"},
+  ["luagent.eval"] = {"eval.lua", "eval"},
+  ["luagent.eval.spec"] = {"eval.lua", "spec"},
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},
@@ -52,6 +54,7 @@ local INTERNAL = {
   Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker.lua)",
   Runner = "the in-container runner executor of a session (lua/luagent/sandbox/runner.lua)",
   DockerExec = "the one-exec-per-command executor of a session (lua/luagent/sandbox/docker_exec.lua)",
+  Reader = "the eval spec checker's state while it reads one spec (lua/luagent/eval/spec.lua)",
 }
 
 local function sorted_keys(set)

@@ -49,7 +49,8 @@ t.test("load_file names the file; a missing file is an io error", function()
 end)
 
 t.test("positions: the line and column of every key and item, null-valued keys too", function()
-  local text = "recipe: r.lua\nvariants:\n  terse:\n    model.temperature: 0\n  empty:\ninputs:\n  - {input: a.csv}\n  - glob: '*.csv'\n    setting: input\n"
+  local text = "recipe: r.lua\nvariants:\n  terse:\n    model.temperature: 0\n  empty:\n"
+    .. "inputs:\n  - {input: a.csv}\n  - glob: '*.csv'\n    setting: input\n"
   local v, pos = yaml.load(text, "spec.yaml", {positions = true})
   t.same(pos[v].recipe, {line = 1, col = 1})
   t.same(pos[v].variants, {line = 2, col = 1})
