@@ -397,5 +397,38 @@ t.test("the table: a row per variant, the best of each column marked (not when o
   t.no_match(view.table(rows), "41%.2s%*", "values that show the same are not marked")
 end)
 
+-- ---- the energy recipe's check ----
+
+t.test("the energy check: IoU of event 1's window with the truth; the report must name the dates", function()
+  local root = (luagent.recipe or ""):match("^(.*)tests/lua/[^/]*$") or ""
+  local check = dofile(root .. "recipes/energy_anomaly_check.lua")
+  local run_dir = dir .. "/energy"
+  assert(fs.mkdir(run_dir .. "/output"))
+  assert(fs.write(dir .. "/energy/d.truth.json", json.encode({kind = "night_hvac", start = "2024-04-08 19:00",
+                                                             ["end"] = "2024-04-11 18:00"})))
+  local csv = "event_id,timestamp,energy_kwh\n1,2024-04-08 19:00:00,80\n1,2024-04-11 05:00:00,81\n"
+    .. "2,2024-03-20 03:00:00,70\n2,2024-03-20 04:00:00,70\n"
+  assert(fs.write(run_dir .. "/output/anomalies.csv", csv))
+  assert(fs.write(run_dir .. "/output/report.md", "From 2024-04-08 19:00 to 2024-04-11 05:00."))
+  local function run(outputs)
+    return {dir = run_dir, settings = {input = dir .. "/energy/d.csv"}, outputs = outputs}
+  end
+  local both = {["output/anomalies.csv"] = {path = run_dir .. "/output/anomalies.csv"},
+                ["output/report.md"] = {path = run_dir .. "/output/report.md"}}
+  local v = check(run(both))
+  t.eq(v.passed, true); t.eq(v.score, 59 / 72)
+  t.eq(v.note, "IoU 0.82: found 2024-04-08 19:00 .. 2024-04-11 05:00, truth 2024-04-08 19:00 .. 2024-04-11 18:00 "
+    .. "(night_hvac)")
+  assert(fs.write(run_dir .. "/output/report.md", "It started on 2024-04-08."))
+  v = check(run(both))
+  t.eq(v.passed, false); t.match(v.note, "; report.md does not name the dates$")
+  v = check(run({["output/report.md"] = both["output/report.md"]}))
+  t.same(v, {passed = false, score = 0, note = "no output/anomalies.csv"})
+  assert(fs.write(run_dir .. "/output/anomalies.csv", "timestamp,energy_kwh\n2024-05-01 00:00,3\n"))
+  v = check(run(both))
+  t.eq(v.passed, false); t.eq(v.score, 0, "no overlap")
+  t.raises(function() check({dir = run_dir, settings = {}, outputs = both}) end, "the run has no input setting")
+end)
+
 fs.remove(dir)
 return t.done()
