@@ -183,7 +183,9 @@ budget: {tokens: 1000}
   t.eq(jobs[6].dir, "/E/runs/mid/b/1"); t.eq(jobs[6].run_dir, "runs/mid/b/1")
 end)
 
-t.test("without variants or inputs: one of each, named default; cache false and refresh", function()
+t.test("variants keep the file's order on one line; without variants or inputs: one of each, named default", function()
+  local flow = assert(load("recipe: recipe.lua\nvariants: {zz: {}, aa: {}, mm: {}}\n"))
+  t.same({flow.variants[1].name, flow.variants[2].name, flow.variants[3].name}, {"zz", "aa", "mm"}, "on one line too")
   local s = assert(load("recipe: recipe.lua\ncache: false\n"))
   t.eq(#s.variants, 1); t.eq(s.variants[1].name, "default")
   t.eq(#s.inputs, 1); t.eq(s.inputs[1].name, "default")

@@ -173,9 +173,9 @@ check_map = function(map, mpos, prefix, dnode, free, ctx)
   local keys = {}
   for k in pairs(here) do keys[#keys + 1] = k end
   for k in pairs(map) do if here[k] == nil then keys[#keys + 1] = k end end
+  local function place(k) return here[k] and (here[k].line * 100000 + here[k].col) or math.huge end
   table.sort(keys, function(a, b)
-    local la, lb = here[a] and here[a].line or math.huge, here[b] and here[b].line or math.huge
-    if la ~= lb then return la < lb end
+    if place(a) ~= place(b) then return place(a) < place(b) end
     return tostring(a) < tostring(b)
   end)
   for _, key in ipairs(keys) do

@@ -209,9 +209,9 @@ function Reader:variants()
       self:fail(p.line, key, ("expected a map of settings (like --set, e.g. model.temperature: 0.5), got %s")
         :format(shown(map)))
     end
-    list[#list + 1] = {name = name, line = p.line, settings = map and self:settings(map, p.line, key) or {}}
+    list[#list + 1] = {name = name, line = p.line, col = p.col, settings = map and self:settings(map, p.line, key) or {}}
   end
-  table.sort(list, function(a, b) return a.line < b.line end)
+  table.sort(list, function(a, b) return a.line < b.line or (a.line == b.line and a.col < b.col) end)
   return list
 end
 
