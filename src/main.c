@@ -22,7 +22,7 @@ static const char USAGE[] =
     "      --replay FILE     answer model calls from a recording (no network)\n"
     "      -q, --quiet       no live view      --json   events as JSON lines\n"
     "  sandbox build [--offline] | ls | prune            the sandbox image; leftover sandboxes\n"
-    "  trace show|html TRACE.jsonl                       read a run's trace\n"
+    "  trace show|html TRACE.jsonl | diff A B            read a run's trace; how two runs differ\n"
     "  doctor                                            check Docker, the image and API keys\n"
     "  meta [DIR]                                        write LuaLS annotations and .luarc.json for editor help\n"
     "  repl                                              a Lua prompt with every primitive loaded\n"

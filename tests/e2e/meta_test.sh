@@ -22,7 +22,7 @@ WANTS='c["runtime"]["version"] == "Lua 5.4" and c["workspace"]["library"] == [".
 mkdir -p "$TMP/recipe"
 run_luagent meta "$TMP/recipe"
 check "luagent meta DIR exits 0 and says what it wrote" sh -c "
-  [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'wrote 15 annotation files' $TMP/stdout"
+  [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'wrote $(ls lua/meta/*.lua | wc -l) annotation files' $TMP/stdout"
 same_files() {
   for f in lua/meta/*.lua; do cmp "$f" "$TMP/recipe/.luagent/meta/$(basename "$f")" || return 1; done
   [ "$(ls "$TMP/recipe/.luagent/meta" | wc -l)" = "$(ls lua/meta/*.lua | wc -l)" ]

@@ -28,8 +28,10 @@ local MODULES = {
   ["luagent.yaml"] = {"yaml.lua", "yaml"},
   ["luagent.fs"] = {"fs.lua", "fs"},
   ["luagent.http"] = {"http.lua", "http"},
+  ["luagent.diff"] = {"diff.lua", "diff"},
   ["luagent.eval"] = {"eval.lua", "eval"},
   ["luagent.eval.spec"] = {"eval.lua", "spec"},
+  -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval)
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},

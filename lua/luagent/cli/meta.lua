@@ -17,7 +17,7 @@ local cli = {}
 -- list against lua/meta/).
 cli.FILES = {
   "luagent.lua", "errors.lua", "sandbox.lua", "model.lua", "agent.lua", "tools.lua", "retry.lua",
-  "trace.lua", "outputs.lua", "json.lua", "yaml.lua", "fs.lua", "http.lua", "lowlevel.lua",
+  "trace.lua", "outputs.lua", "json.lua", "yaml.lua", "fs.lua", "http.lua", "lowlevel.lua", "diff.lua",
   "eval.lua",
 }
 

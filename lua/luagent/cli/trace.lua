@@ -1,5 +1,11 @@
 -- luagent trace show TRACE.jsonl [--full]       a run's steps, for people
 -- luagent trace html TRACE.jsonl [-o OUT.html]  the same as one self-contained page
+-- luagent trace diff A B                        how two runs differ, step by step
+--   (A, B: trace.jsonl files or run folders; luagent.cli.trace_diff)
+--
+--   cli.load(trace_path) -> events | nil, err
+--   cli.escape_html(text) -> text with & < > " escaped
+--   cli.write_html(trace_path, out_path) -> out_path | nil, err   the page, for other writers (the eval page)
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local trace = require "luagent.trace"
@@ -7,9 +13,12 @@ local fs = require "luagent.fs"
 
 local cli = {}
 
-local USAGE = "usage: luagent trace show TRACE.jsonl [--full] | luagent trace html TRACE.jsonl [-o OUT.html]"
+local USAGE = [[
+usage: luagent trace show TRACE.jsonl [--full]
+       luagent trace html TRACE.jsonl [-o OUT.html]
+       luagent trace diff A B      (A, B: trace.jsonl files or run folders; exit 0 same, 1 different, 2 bad input)]]
 
--- The trace's events | nil, err
+-- The trace's events | nil, err (a line that is not a JSON event with a type: kind "json")
 local function load(path)
   local text, err = fs.read(path)
   if not text then return nil, err end
@@ -17,11 +26,15 @@ local function load(path)
   for line in text:gmatch("[^\n]+") do
     n = n + 1
     local ev = json.decode(line)
-    if type(ev) ~= "table" then return errors.fail("json", ("%s:%d: not a trace event"):format(path, n), {path = path}) end
+    if type(ev) ~= "table" or type(ev.type) ~= "string" then
+      return errors.fail("json", ("%s:%d: not a trace event (a JSON object with a \"type\")"):format(path, n),
+        {path = path, line = n})
+    end
     list[#list + 1] = ev
   end
   return list
 end
+cli.load = load
 
 -- The trace's events, or nil after saying on stderr why not.
 local function load_or_say(path)
@@ -64,6 +77,7 @@ end
 local function escape(s)
   return (tostring(s):gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"}))
 end
+cli.escape_html = escape
 
 local STYLE = [[
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}h1{font-size:1.3em}
@@ -72,33 +86,50 @@ td.t{color:#888;white-space:nowrap;text-align:right}td.k{white-space:nowrap;font
 pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;margin:.3em 0;max-height:30em;overflow:auto}
 .tool_result.err td.k{color:#b00}.agent_end td,.run_end td{background:#f3f8ff}]]
 
-local function html(path, out)
-  local list = load_or_say(path)
-  if not list then return 1 end
+-- The page of a trace's events.
+local function page_of(list)
   local first = list[1] or {}
   local rows = {}
   for _, ev in ipairs(list) do
     local summary = trace.describe(ev) or ""
-    local class = ev.type .. ((ev.type == "tool_result" and ev.is_error) and " err" or "")
+    local class = tostring(ev.type) .. ((ev.type == "tool_result" and ev.is_error) and " err" or "")
     rows[#rows + 1] = ('<tr class="%s"><td class="t">%.2fs</td><td class="k">%s</td><td>%s<details><summary>details</summary>'
-      .. "<pre>%s</pre></details></td></tr>"):format(escape(class), ev.t or 0, escape(ev.type), escape(summary),
+      .. "<pre>%s</pre></details></td></tr>"):format(escape(class), tonumber(ev.t) or 0, escape(ev.type), escape(summary),
       escape(json.encode(ev, {indent = 2})))
   end
-  local page = ("<!doctype html><meta charset=utf-8><title>luagent run %s</title><style>%s</style>"
+  return ("<!doctype html><meta charset=utf-8><title>luagent run %s</title><style>%s</style>"
     .. "<h1>luagent run %s</h1><p>%s</p><table>%s</table>\n"):format(escape(first.run_id or "?"), STYLE,
     escape(first.run_id or "?"), escape(first.recipe or ""), table.concat(rows, "\n"))
+end
+
+function cli.write_html(path, out)
+  local list, err = load(path)
+  if not list then return nil, err end
   out = out or path:gsub("%.jsonl$", "") .. ".html"
-  local ok, werr = fs.write(out, page)
-  if not ok then
-    io.stderr:write("luagent: ", werr.message, "\n")
+  local ok, werr = fs.write(out, page_of(list))
+  if not ok then return nil, werr end
+  return out
+end
+
+local function html(path, out)
+  local written, err = cli.write_html(path, out)
+  if not written then
+    io.stderr:write("luagent: ", err.message, "\n")
     return 1
   end
-  print(out)
+  print(written)
   return 0
 end
 
 function cli.main(args)
   local command, path = args[1], args[2]
+  if command == "diff" then
+    if not args[2] or not args[3] or args[4] then
+      io.stderr:write(USAGE, "\n")
+      return 2
+    end
+    return require("luagent.cli.trace_diff").main(args[2], args[3])
+  end
   if not path or (command ~= "show" and command ~= "html") then
     io.stderr:write(USAGE, "\n")
     return 2

@@ -8,7 +8,7 @@
 --   recording.transport{record | replay} -> transport, replaying   what a run starts with (luagent.run);
 --       raises a string (it runs while the library loads) when the file cannot be used
 --   recording.recorded_provider(path) -> "openai" | "openai_responses" | "anthropic" | nil
---   recording.diff(recorded, now) -> {"path: recorded X, now Y" lines}
+--   recording.diff(recorded, now) -> {"path: recorded X, now Y" lines}   (luagent.diff.values)
 --
 -- A recording is JSON lines: a header, then one {endpoint, body, stream,
 -- response = {status, headers, body} | error = {kind, message, status}} per
@@ -17,6 +17,7 @@
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
+local diff = require "luagent.diff"
 
 local recording = {}
 
@@ -61,29 +62,11 @@ function recording.recorder(path, inner)
   end
 end
 
-local function short(v)
-  local text = type(v) == "string" and ("%q"):format(v) or (type(v) == "table" and json.encode(v) or tostring(v))
-  return #text > 160 and text:sub(1, 157) .. "..." or text
-end
-
--- The places where two JSON values differ, as "path: recorded X, now Y" lines.
-function recording.diff(recorded, now, path, out)
-  out = out or {}
-  path = path or "request"
-  if #out >= 8 then return out end
-  if type(recorded) == "table" and type(now) == "table" then
-    local keys = {}
-    for key in pairs(recorded) do keys[key] = true end
-    for key in pairs(now) do keys[key] = true end
-    local sorted = {}
-    for key in pairs(keys) do sorted[#sorted + 1] = key end
-    table.sort(sorted, function(a, b) return tostring(a) < tostring(b) end)
-    for _, key in ipairs(sorted) do
-      local sub = math.type(key) == "integer" and ("%s[%d]"):format(path, key) or path .. "." .. tostring(key)
-      recording.diff(recorded[key], now[key], sub, out)
-    end
-  elseif recorded ~= now then
-    out[#out + 1] = ("  %s\n    recorded: %s\n    now:      %s"):format(path, short(recorded), short(now))
+-- The places where two requests differ, as "path: recorded X, now Y" lines.
+function recording.diff(recorded, now)
+  local out = {}
+  for _, d in ipairs(diff.values(recorded, now, {root = "request"})) do
+    out[#out + 1] = ("  %s\n    recorded: %s\n    now:      %s"):format(d.path, diff.short(d.a), diff.short(d.b))
   end
   return out
 end

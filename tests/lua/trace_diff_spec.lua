@@ -1,0 +1,69 @@
+-- The parts of `luagent trace diff` the watch mode reuses: what changed in
+-- the declared outputs of two run folders (manifest.json: text files as
+-- unified diffs, others by size and sha256, files only in one run) and in
+-- the final answer.
+local t = require "helper"
+local fs, json, sys = luagent.fs, luagent.json, luagent.sys
+local trace_diff = require "luagent.cli.trace_diff"
+
+local root = assert(fs.temp_dir("luagent-trace-diff"))
+
+-- A run folder with output files (name -> content) and its manifest.json.
+local function run_folder(name, files)
+  local dir = root .. "/" .. name
+  assert(fs.mkdir(dir .. "/output"))
+  local list = {}
+  for file, content in pairs(files) do
+    assert(fs.write(dir .. "/output/" .. file, content))
+    list[#list + 1] = {path = "output/" .. file, size = #content, sha256 = sys.sha256(content)}
+  end
+  assert(fs.write(dir .. "/manifest.json", json.encode({run_id = name, files = json.array(list)})))
+  return dir
+end
+
+local PNG_A, PNG_B = "\137PNG\r\n\26\n\0\0\0a", "\137PNG\r\n\26\n\0\0\0bb"
+
+t.test("outputs: a text file diffed, a binary one by size and sha256, files only in one run", function()
+  local a = run_folder("a", {["report.md"] = "one\ntwo\n", ["chart.png"] = PNG_A, ["old.csv"] = "x\n", ["same.txt"] = "s"})
+  local b = run_folder("b", {["report.md"] = "one\n2\n", ["chart.png"] = PNG_B, ["new.csv"] = "y\n", ["same.txt"] = "s"})
+  local lines, n = trace_diff.compare_outputs(a, b, {a_label = "before", b_label = "now"})
+  local text = table.concat(lines, "\n")
+  t.eq(n, 4)
+  t.eq(lines[1], "outputs: 5 files, 4 different")
+  t.match(text, "\n  output/chart.png: different\n    before: 12 bytes, sha256 " .. sys.sha256(PNG_A):sub(1, 16)
+    .. "\n    now: 13 bytes, sha256 " .. sys.sha256(PNG_B):sub(1, 16), "the image")
+  t.match(text, "\n  output/new.csv: only in now %(2 bytes", "a new file")
+  t.match(text, "\n  output/old.csv: only in before %(2 bytes", "a file gone")
+  t.match(text, "\n  output/report.md: different %(%+1 %-1 lines%)\n    %-%-%- before/output/report.md\n"
+    .. "    %+%+%+ now/output/report.md\n    @@ %-1,2 %+1,2 @@\n     one\n    %-two\n    %+2", "the text diff")
+  t.no_match(text, "same.txt", "an unchanged file is only counted")
+end)
+
+t.test("outputs: the same files, and run folders without a manifest", function()
+  local a = run_folder("c", {["r.md"] = "x\n"})
+  local b = run_folder("d", {["r.md"] = "x\n"})
+  local lines, n = trace_diff.compare_outputs(a, b)
+  t.same(lines, {"outputs: 1 file, the same"})
+  t.eq(n, 0)
+  assert(fs.mkdir(root .. "/bare"))
+  lines, n = trace_diff.compare_outputs(a, root .. "/bare")
+  t.eq(n, 1)
+  t.match(lines[2], "no manifest.json in B's run folder .*/bare")
+  t.match(lines[3], "output/r.md: only in A")
+  lines, n = trace_diff.compare_outputs(root .. "/bare", root .. "/bare")
+  t.same(lines, {"outputs: none listed (no manifest.json in either run folder)"})
+  t.eq(n, 0)
+end)
+
+t.test("final answers: the same, or a unified diff", function()
+  local lines, different = trace_diff.compare_answers("42", "42")
+  t.same(lines, {"final answer: same"})
+  t.eq(different, false)
+  lines, different = trace_diff.compare_answers("The answer is 42.", "The answer is 43.", {a_label = "run 1", b_label = "run 2"})
+  t.eq(different, true)
+  t.same(lines, {"final answer: different", "  --- run 1 final answer", "  +++ run 2 final answer", "  @@ -1 +1 @@",
+    "  -The answer is 42.", "  +The answer is 43."})
+end)
+
+fs.remove(root)
+return t.done()
