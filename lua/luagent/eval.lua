@@ -277,12 +277,12 @@ end
 local function write_page(state)
   local name = "luagent.eval_page"
   if not (package.preload[name] or package.searchpath(name, package.path)) then return nil end
-  local ok, path_or_err = pcall(function() return require(name).write(state.dir) end)
-  if not ok then
-    state.say("luagent: warning: the eval page could not be written: " .. errors.from(path_or_err).message)
+  local ok, path, err = pcall(function() return require(name).write(state.dir) end)
+  if not ok or not path then
+    state.say("luagent: warning: the eval page could not be written: " .. errors.from(ok and err or path).message)
     return nil
   end
-  return type(path_or_err) == "string" and path_or_err or state.dir .. "/index.html"
+  return path
 end
 
 function eval.run(spec, opts)
@@ -328,7 +328,7 @@ function eval.run(spec, opts)
     for i = state.next + 1, #state.jobs do
       local job = state.jobs[i]
       record(state, job, results.line(job, {status = "skipped", passed = false,
-        error = "not started: " .. state.budget_message}))
+        skipped = "not started: " .. state.budget_message}))
       skipped = skipped + 1
     end
   end

@@ -72,8 +72,10 @@ first=$(ls -d "$TMP"/evals/*-words-* | head -1)
 cp "$TMP/stdout" "$TMP/first.out"; cp "$TMP/stderr" "$TMP/first.err"
 check "an eval of 2 variants x 3 inputs x 2 epochs exits 0, prints the table and the paths" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && grep -q '^variant  *runs  *pass' $TMP/stdout && grep -q '^alpha ' $TMP/stdout &&
-  grep -q '^beta ' $TMP/stdout && grep -q '^results: .*results.jsonl' $TMP/stdout && grep -q '^summary: ' $TMP/stdout"
-check "one progress line per run" sh -c "[ \$(grep -c '^\[ *[0-9]*/12\] ' $TMP/first.err) -eq 12 ]"
+  grep -q '^beta ' $TMP/stdout && grep -q '^results: .*results.jsonl' $TMP/stdout && grep -q '^summary: ' $TMP/stdout &&
+  grep -q '^page: .*index.html' $TMP/stdout"
+check "one progress line per run; the page is written" sh -c "
+  [ \$(grep -c '^\[ *[0-9]*/12\] ' $TMP/first.err) -eq 12 ] && grep -q 'ALPHA: the words' $first/index.html"
 check "12 result lines with the right fields" python3 - "$first" <<'PY'
 import json, os, sys
 d = sys.argv[1]

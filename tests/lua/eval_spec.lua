@@ -278,7 +278,7 @@ t.test("results.jsonl: one line per run with every field; final.json; summary.cs
   t.eq(a1.epoch, 1); t.eq(a1.status, "ok"); t.eq(a1.passed, true); t.eq(a1.score, 1); t.eq(a1.note, "fine")
   t.eq(a1.stopped_by, "answer"); t.eq(a1.turns, 3); t.same(a1.usage, {input_tokens = 90, output_tokens = 10})
   t.eq(a1.cost, 0.01); t.eq(a1.cached_calls, 1); t.eq(a1.live_calls, 2); t.eq(a1.run_dir, "runs/v1/a/1")
-  t.eq(a1.error, json.null); t.ok(a1.wall_s >= 0.01)
+  t.eq(a1.error, json.null); t.ok(a1.wall_s >= 0.01); t.eq(a1.skipped, false)
   t.eq(by["v2/b"].passed, false)
   t.match(by["v2/b"].error, "^check raised: .*eval_spec%.lua:%d+: the check broke on b$")
   t.eq(by["v2/a"].passed, false)
@@ -302,6 +302,10 @@ t.test("results.jsonl: one line per run with every field; final.json; summary.cs
   t.eq(#rows, 3)
   local about = json.decode(assert(fs.read(report.dir .. "/eval.json")))
   t.eq(about.status, "ok"); t.eq(about.runs, 4); t.eq(about.variants[2].name, "v2")
+  -- the page, from what the eval wrote
+  t.eq(report.page, report.dir .. "/index.html")
+  local page = assert(fs.read(report.page))
+  t.match(page, "answer of v2"); t.match(page, "check raised: ")
 end)
 
 t.test("a runner that raises is that run's failure; the eval goes on", function()
@@ -326,8 +330,8 @@ t.test("the budget stops runs from starting, says so, and marks the rest skipped
   local lines = lines_of(report.results)
   t.eq(#lines, 8)
   for i = 4, 8 do
-    t.eq(lines[i].status, "skipped"); t.eq(lines[i].passed, false)
-    t.eq(lines[i].error, "not started: the budget of 250 tokens is spent (300 used)")
+    t.eq(lines[i].status, "skipped"); t.eq(lines[i].passed, false); t.eq(lines[i].error, json.null)
+    t.eq(lines[i].skipped, "not started: the budget of 250 tokens is spent (300 used)")
   end
   local report2 = quiet_run(two_by_two("concurrency: 1\nbudget: {cost: 0.015}\n"), fake_runner({}), said)
   t.eq(report2.records[3].status, "skipped", "v1 ($0.01) then v2 ($0.03) spend $0.015")

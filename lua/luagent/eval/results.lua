@@ -12,7 +12,8 @@
 -- A record: {variant, input, epoch, status ("ok" | "failed" | "interrupted" | "skipped"),
 -- passed, score, note, stopped_by, turns, usage = {input_tokens, output_tokens}, cost,
 -- saved_cost, wall_s, cached_calls, live_calls, run_dir (relative to the eval's folder),
--- error}; a value not known is JSON null, so every line has every field.
+-- error, skipped (false, or why the run did not start)}; a value not known is JSON null,
+-- so every line has every field.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local errors = require "luagent.errors"
@@ -20,7 +21,7 @@ local errors = require "luagent.errors"
 local results = {}
 
 local FIELDS = {"variant", "input", "epoch", "status", "passed", "score", "note", "stopped_by", "turns", "usage",
-                "cost", "saved_cost", "wall_s", "cached_calls", "live_calls", "run_dir", "error"}
+                "cost", "saved_cost", "wall_s", "cached_calls", "live_calls", "run_dir", "error", "skipped"}
 results.FIELDS = FIELDS
 
 local function null_if_nil(v) if v == nil then return json.null end return v end
@@ -31,6 +32,7 @@ function results.line(job, o)
     score = o.score, note = o.note, stopped_by = o.stopped_by, turns = o.turns, usage = o.usage, cost = o.cost,
     saved_cost = o.saved_cost, wall_s = o.wall_s and math.floor(o.wall_s * 1000 + 0.5) / 1000,
     cached_calls = o.cached_calls, live_calls = o.live_calls, run_dir = job.run_dir, error = o.error,
+    skipped = o.skipped or false,
   }
   for _, f in ipairs(FIELDS) do record[f] = null_if_nil(record[f]) end
   return record
