@@ -65,16 +65,34 @@ function eval.plan(spec, root)
   return jobs
 end
 
--- luagent.run's runner; nil, err when this build cannot run recipes side by side.
+-- A module of this build, or nil when it has none (a part not built in yet).
+local function optional(name)
+  if package.preload[name] or package.searchpath(name, package.path) then return require(name) end
+  return nil
+end
+
+-- luagent.run's runner; nil, err when this build cannot run recipes side by
+-- side. The model-call cache (luagent.cache) is the eval's choice for every
+-- run, over a recipe's own `cache:` setting, like --cache / --no-cache: each
+-- run opens it in the same folder (setting cache.dir, LUAGENT_CACHE, or
+-- .luagent/cache beside the recipe), so runs share what is stored.
 function eval.default_runner()
   local run = require "luagent.run"
   if type(run.new) ~= "function" then
     return nil, errors.new("config", "this luagent cannot run several recipe runs in one process yet "
       .. "(luagent.run has no run.new): eval needs run contexts")
   end
+  local cache = optional("luagent.cache")
   return function(job)
-    local r = run.new{recipe = job.recipe, settings = job.settings, dir = job.dir, cache = job.cache,
-                      capture = true, quiet = true}
+    local r, err = run.new{recipe = job.recipe, settings = job.settings, dir = job.dir, capture = true, quiet = true}
+    if not r then return {status = "failed", error = err} end
+    if cache and cache.for_run then
+      r.cache_option = job.cache or false
+      if job.cache then
+        local ok, cerr = pcall(cache.for_run, r, job.cache)
+        if not ok then return {status = "failed", error = errors.wrap(errors.from(cerr), "the model-call cache")} end
+      end
+    end
     return r:execute()
   end
 end
@@ -275,9 +293,9 @@ end
 
 -- The page, when this build has luagent.eval_page.
 local function write_page(state)
-  local name = "luagent.eval_page"
-  if not (package.preload[name] or package.searchpath(name, package.path)) then return nil end
-  local ok, path, err = pcall(function() return require(name).write(state.dir) end)
+  local page = optional("luagent.eval_page")
+  if not page then return nil end
+  local ok, path, err = pcall(page.write, state.dir)
   if not ok or not path then
     state.say("luagent: warning: the eval page could not be written: " .. errors.from(ok and err or path).message)
     return nil
