@@ -14,9 +14,10 @@
 --          variant, input, epoch}
 --   -> {status = "ok" | "failed" | "interrupted", error, dir, trace,
 --       final = {output, stopped_by, usage, cost, turns},
---       stats = {model_calls, cached_calls, live_calls, saved_cost, cost, input_tokens, output_tokens}}
+--       stats = {model_calls, cached_calls, live_calls, saved_cost, cost, input_tokens, output_tokens},
+--       cancelled = true when the eval was interrupted while the run ended}
 -- The default runner is luagent.run's: run.new(job):execute(). A runner that
--- raises is that run's failure.
+-- raises is that run's failure (a "cancelled" error: the run was interrupted).
 --
 -- After each run: run_dir/final.json, the check (its verdict; a check that
 -- raises or returns something else is that run's failure with the message),
@@ -93,7 +94,15 @@ function eval.default_runner()
         if not ok then return {status = "failed", error = errors.wrap(errors.from(cerr), "the model-call cache")} end
       end
     end
-    return r:execute()
+    local ok, result = pcall(r.execute, r)
+    if ok then return result end
+    -- Ctrl-C: execute lets the run end (its hooks save what it made), then
+    -- raises the cancel; the run's result is kept and the eval stops
+    if errors.from(result).kind == "cancelled" and type(r.result) == "table" then
+      r.result.cancelled = true
+      return r.result
+    end
+    error(result, 0)
   end
 end
 
@@ -169,7 +178,7 @@ local function run_one(state, job)
     o.status = r.status or "failed"
     o.error = r.error ~= nil and errors.from(r.error).message or nil
   end
-  if o.status == "interrupted" then state.stopping = state.stopping or "interrupted" end
+  if o.status == "interrupted" or r.cancelled then state.stopping = state.stopping or "interrupted" end
   local final, stats = type(r.final) == "table" and r.final or {}, type(r.stats) == "table" and r.stats or {}
   o.stopped_by, o.turns, o.output = final.stopped_by, final.turns, final.output
   if stats.input_tokens or stats.output_tokens then

@@ -85,6 +85,7 @@
 ---@field stats? luagent.EvalRunStats
 ---@field dir? string
 ---@field trace? string
+---@field cancelled? boolean the eval was interrupted (Ctrl-C) while this run ended: no run starts after it
 
 ---@class luagent.EvalOptions
 ---@field runner? fun(job: luagent.EvalJob): luagent.EvalRunResult runs one run (default: luagent.run's)

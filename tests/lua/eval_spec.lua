@@ -352,6 +352,15 @@ t.test("an interrupted run (Ctrl-C) stops the eval from starting runs; what fini
   t.eq(#lines_of(report.results), 3)
   local about = json.decode(assert(fs.read(report.dir .. "/eval.json")))
   t.eq(about.status, "interrupted"); t.eq(about.finished, 2, "two runs finished, one was interrupted")
+  -- a run that ended as the eval was interrupted (cancelled = true) keeps its result; nothing more starts
+  n = 0
+  report = quiet_run(two_by_two("concurrency: 1\n"), function(job)
+    n = n + 1
+    local r = runner(job)
+    if n == 2 then r.cancelled = true end
+    return r
+  end, said)
+  t.eq(report.status, "interrupted"); t.eq(#report.records, 2); t.eq(report.records[2].status, "ok")
 end)
 
 t.test("progress lines, one per finished run, unless quiet", function()
