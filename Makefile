@@ -117,4 +117,15 @@ install: luagent
 clean:
 	rm -rf build luagent
 
+# The sandbox supervisor (sandbox/supervisor/DESIGN.md): a static binary with no
+# dependency on the image. musl-gcc (Debian's musl-tools, installed when
+# missing and we are root), else the system compiler with -static.
+SUPERVISOR_SRC := $(wildcard sandbox/supervisor/*.c) src/supervisor_proto.c src/buf.c
+SUPERVISOR_CC   = $(shell command -v musl-gcc || { tools/deps.sh musl-tools >/dev/null 2>&1 && command -v musl-gcc; } || echo $(CC))
+.PHONY: supervisor
+supervisor: build/luagent-supervisor
+build/luagent-supervisor: $(SUPERVISOR_SRC) $(wildcard sandbox/supervisor/*.h) src/supervisor_proto.h src/buf.h | build
+	$(SUPERVISOR_CC) -static -Os -s -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc \
+	  -o $@ $(SUPERVISOR_SRC)
+
 -include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d)

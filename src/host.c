@@ -22,13 +22,14 @@ int luaopen_luagent_sys(lua_State *L);
 int luaopen_luagent_engine_io(lua_State *L);
 int luaopen_luagent_tar(lua_State *L);
 int luaopen_luagent_errors_core(lua_State *L);
+int luaopen_luagent_process(lua_State *L);
 
 static const luaL_Reg C_MODULES[] = {
     {"luagent.loop", luaopen_luagent_loop}, {"luagent.http", luaopen_luagent_http},
     {"luagent.json", luaopen_luagent_json}, {"luagent.yaml", luaopen_luagent_yaml},
     {"luagent.fs", luaopen_luagent_fs},     {"luagent.sys", luaopen_luagent_sys},
     {"luagent.engine_io", luaopen_luagent_engine_io}, {"luagent.tar", luaopen_luagent_tar},
-    {"luagent.errors.core", luaopen_luagent_errors_core},
+    {"luagent.errors.core", luaopen_luagent_errors_core}, {"luagent.process", luaopen_luagent_process},
     {NULL, NULL}};
 
 /* ---- the embedded Lua library ---- */
@@ -115,6 +116,10 @@ static void publish_host_info(lua_State *L, const host_options *o) {
   if (o->replay) {
     lua_pushstring(L, o->replay);
     lua_setfield(L, -2, "replay");
+  }
+  if (o->cache) {
+    lua_pushstring(L, o->cache);
+    lua_setfield(L, -2, "cache");
   }
   lua_pushstring(L, LUAGENT_VERSION);
   lua_setfield(L, -2, "version");

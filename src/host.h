@@ -36,6 +36,7 @@ typedef struct host_options {
   int json;                /* --json: events as JSON lines */
   const char *record;      /* --record FILE */
   const char *replay;      /* --replay FILE */
+  const char *cache;       /* --cache "on", --cache=refresh "refresh", --no-cache "off"; NULL: not said */
 } host_options;
 
 static inline host *host_of(lua_State *L) { return *(host **)lua_getextraspace(L); }

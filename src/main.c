@@ -20,9 +20,15 @@ static const char USAGE[] =
     "      --lua-path DIR    load the luagent Lua library from DIR instead of the binary\n"
     "      --record FILE     save the model exchanges of this run\n"
     "      --replay FILE     answer model calls from a recording (no network)\n"
+    "      --cache           answer repeated model calls from the cache (.luagent/cache/ beside the\n"
+    "                        recipe; --set cache.dir=DIR or LUAGENT_CACHE), store new answers\n"
+    "      --cache=refresh   call the model every time, refill the cache   --no-cache   cache off\n"
     "      -q, --quiet       no live view      --json   events as JSON lines\n"
+    "      --watch           run again whenever the recipe, its YAML or a Lua module it loaded\n"
+    "                        changes, and show how the answer and the outputs changed\n"
     "  sandbox build [--offline] | ls | prune            the sandbox image; leftover sandboxes\n"
     "  trace show|html TRACE.jsonl | diff A B            read a run's trace; how two runs differ\n"
+    "  cache stats|clear [DIR] [--older-than 14d]        the model-call cache: what it holds; empty it\n"
     "  doctor                                            check Docker, the image and API keys\n"
     "  meta [DIR]                                        write LuaLS annotations and .luarc.json for editor help\n"
     "  repl                                              a Lua prompt with every primitive loaded\n"
@@ -68,6 +74,24 @@ static int set_replay(host_options *o, char *value) {
   return 0;
 }
 
+static int set_cache(host_options *o, char *value) {
+  (void)value;
+  o->cache = "on";
+  return 0;
+}
+
+static int set_cache_refresh(host_options *o, char *value) {
+  (void)value;
+  o->cache = "refresh";
+  return 0;
+}
+
+static int set_no_cache(host_options *o, char *value) {
+  (void)value;
+  o->cache = "off";
+  return 0;
+}
+
 static int set_quiet(host_options *o, char *value) {
   (void)value;
   o->quiet = 1;
@@ -80,9 +104,16 @@ static int set_json(host_options *o, char *value) {
   return 0;
 }
 
+/* --watch is seen by cmd_run, which hands the run over to the watcher. */
+static int set_watch(host_options *o, char *value) {
+  (void)o, (void)value;
+  return 0;
+}
+
 /* An option: its name, what its value is (for "NAME needs ..."; NULL for
  * a flag that takes none) and what it sets. A value follows as the next
- * argument, or after '=' for a long option (--set=key=value). */
+ * argument, or after '=' for a long option (--set=key=value). A flag's name
+ * may hold its '=' form whole (--cache=refresh). */
 typedef struct run_option {
   const char *name;
   const char *value;
@@ -94,6 +125,9 @@ static const run_option RUN_OPTIONS[] = {
     {"--lua-path", "a directory", set_lua_dir}, {"--record", "a file", set_record},
     {"--replay", "a file", set_replay},         {"-q", NULL, set_quiet},
     {"--quiet", NULL, set_quiet},               {"--json", NULL, set_json},
+    {"--watch", NULL, set_watch},
+    {"--cache", NULL, set_cache},               {"--cache=refresh", NULL, set_cache_refresh},
+    {"--no-cache", NULL, set_no_cache},
 };
 
 /* The option `arg` names, or NULL; *inline_value is what follows '=' in
@@ -102,6 +136,11 @@ static const run_option *find_option(char *arg, char **inline_value) {
   char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
   size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
   *inline_value = eq ? eq + 1 : NULL;
+  for (size_t i = 0; eq && i < sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0]; i++) {
+    if (strcmp(RUN_OPTIONS[i].name, arg) != 0) continue;
+    *inline_value = NULL; /* a flag named with its value: --cache=refresh */
+    return &RUN_OPTIONS[i];
+  }
   for (size_t i = 0; i < sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0]; i++) {
     const run_option *opt = &RUN_OPTIONS[i];
     if (strlen(opt->name) != len || strncmp(opt->name, arg, len) != 0) continue;
@@ -169,11 +208,39 @@ static host *make_host(host_options *o, int *status) {
   return h;
 }
 
+/* A subcommand written in Lua: the module's main(args). */
+static int cmd_module(const char *module, int argc, char **argv);
+
+/* Is "--watch" among the options (before a "--")? */
+static int wants_watch(int argc, char **argv) {
+  for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--watch") == 0) return 1;
+  return 0;
+}
+
+/* `run RECIPE --watch ...`: lua/luagent/cli/watch.lua runs the recipe again
+ * on every change; its args are the recipe, then the run's own arguments
+ * without --watch (already checked by parse_run). */
+static int run_watched(const char *recipe, int argc, char **argv) {
+  char **args = calloc((size_t)argc + 1, sizeof(char *));
+  int n = 0;
+  args[n++] = (char *)recipe;
+  for (int i = 0, rest = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) rest = 1;
+    if (rest || strcmp(argv[i], "--watch") != 0) args[n++] = argv[i];
+  }
+  int rc = cmd_module("luagent.cli.watch", n, args);
+  free(args);
+  return rc;
+}
+
 static int cmd_run(int argc, char **argv) {
   cli c;
   memset(&c, 0, sizeof c);
   int rc = parse_run(&c, argc, argv);
-  if (rc == 0) {
+  if (rc == 0 && wants_watch(argc, argv)) {
+    rc = run_watched(c.opts.script_path, argc, argv);
+  } else if (rc == 0) {
     host *h = make_host(&c.opts, &rc);
     if (h) rc = host_run_file(h, c.opts.script_path);
     host_free(h);
@@ -183,7 +250,6 @@ static int cmd_run(int argc, char **argv) {
   return rc;
 }
 
-/* A subcommand written in Lua: the module's main(args). */
 static int cmd_module(const char *module, int argc, char **argv) {
   host_options o;
   memset(&o, 0, sizeof o);
@@ -233,7 +299,7 @@ static const command COMMANDS[] = {
     {"help", cmd_help, NULL},         {"--help", cmd_help, NULL},
     {"-h", cmd_help, NULL},           {"sandbox", NULL, "luagent.cli.sandbox"},
     {"doctor", NULL, "luagent.cli.doctor"}, {"trace", NULL, "luagent.cli.trace"},
-    {"meta", NULL, "luagent.cli.meta"},
+    {"meta", NULL, "luagent.cli.meta"},    {"cache", NULL, "luagent.cli.cache"},
     {"eval", NULL, "luagent.cli.eval"},
 };
 

@@ -261,7 +261,7 @@ function Run:model_turn(turn)
   local result, err = a.model:complete{
     messages = self.messages, tools = defs, tool_choice = #defs > 0 and "auto" or nil,
     temperature = a.temperature, max_tokens = a.max_tokens, stream = a.stream, on_delta = a.on_delta,
-    retry = a.retry,
+    retry = a.retry, turn = turn, agent = a.name,
   }
   if not result then return nil, err end
   for k in pairs(self.usage) do self.usage[k] = self.usage[k] + (result.usage[k] or 0) end
@@ -270,7 +270,7 @@ function Run:model_turn(turn)
   local names = {}
   for i, c in ipairs(result.tool_calls) do names[i] = c.name end
   self:emit({type = "agent_turn", turn = turn, text = result.text, tool_calls = names, usage = result.usage,
-             cost = result.cost, duration = result.duration, total_usage = self.usage,
+             cost = result.cost, duration = result.duration, cached = result.cached, total_usage = self.usage,
              total_cost = self.cost_known and self.cost or nil})
   return result
 end

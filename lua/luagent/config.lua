@@ -3,7 +3,9 @@
 -- module (loaded only when a run has --set or reads a config).
 --
 --   config.parse_settings{"a.b=3", "model.provider=anthropic"} -> {a = {b = 3}, model = {...}}
---   config.load(file, dir, settings) -> the YAML file (relative to dir) with settings on top
+--   config.load(file, dir, settings) -> the YAML file (relative to dir) with settings on top;
+--       its top-level `cache:` (true | refresh | false) switches the run's
+--       model-call cache on when the command line said nothing (luagent.cache)
 --   config.merge(base, over) -> base, with over's values merged in (tables key by key)
 local errors = require "luagent.errors"
 
@@ -55,12 +57,15 @@ end
 function config.load(file, dir, settings)
   local path = file
   if dir and not file:match("^/") then path = dir .. "/" .. file end
+  local watchlist = package.loaded["luagent.watchlist"] -- `luagent run --watch` watches it
+  if watchlist then watchlist.file(path) end
   local cfg, err = require("luagent.yaml").load_file(path)
   if cfg == nil then
     local caller = debug.getinfo(2, "Sl")
     if caller and caller.currentline > 0 then err = errors.wrap(err, caller.short_src .. ":" .. caller.currentline) end
     error(err, 0)
   end
+  if type(cfg) == "table" and cfg.cache ~= nil then require("luagent.cache").from_config(cfg.cache, path) end
   return config.merge(cfg, settings)
 end
 

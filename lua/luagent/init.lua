@@ -100,12 +100,15 @@ end
 function luagent.run_id() return require("luagent.trace").run_id() end
 function luagent.run_dir(sub) return require("luagent.trace").run_dir(sub) end
 
+-- Under `luagent run --watch`, the run lists the files it reads for the watcher.
+if os.getenv("LUAGENT_WATCH_LIST") then require("luagent.watchlist").start(os.getenv("LUAGENT_WATCH_LIST")) end
+
 -- A recipe run (`luagent run`) starts here: luagent.run chooses the model
 -- transport (--record, --replay) and subscribes the trace to the run's events.
 if info.script then
   local run = require "luagent.run"
   usage_check(run.start, {quiet = info.quiet, json = info.json, record = info.record, replay = info.replay,
-                          settings = luagent.settings})
+                          cache = info.cache, settings = luagent.settings})
   luagent.at_exit(run.finish, {last = true})
 end
 

@@ -125,8 +125,8 @@ function trace.describe(ev)
   elseif t == "agent_turn" then
     local calls = #(ev.tool_calls or {}) > 0 and table.concat(ev.tool_calls, ", ") or "answers"
     local total = ev.total_usage and (ev.total_usage.input_tokens + ev.total_usage.output_tokens) or nil
-    return ("  turn %-2d model %5.1fs -> %-28s tokens %s  %s"):format(ev.turn, ev.duration or 0, calls, k(total),
-      money(ev.total_cost))
+    local took = ev.cached and "cached" or ("%5.1fs"):format(ev.duration or 0)
+    return ("  turn %-2d model %s -> %-28s tokens %s  %s"):format(ev.turn, took, calls, k(total), money(ev.total_cost))
   elseif t == "tool_result" then
     local status = ev.is_error and ("error: " .. first_line(ev.content, 60)) or first_line(ev.content, 60)
     return ("  turn %-2d %-12s %5.1fs  %s"):format(ev.turn, ev.name, ev.duration or 0, status)
@@ -147,6 +147,11 @@ function trace.describe(ev)
   elseif t == "sandbox_close" and ev.error then
     return ("sandbox %s could not be removed: %s ('luagent sandbox prune' removes it)"):format(ev.session,
       first_line(ev.error, 80))
+  elseif t == "cache_live" then
+    return ("%s from cache; live from %s: %s"):format(ev.cached, ev.live_from, ev.reason)
+  elseif t == "cache_summary" then
+    return ("%d model call%s: %d from cache, %d live, %s saved%s"):format(ev.calls, ev.calls == 1 and "" or "s",
+      ev.hits, ev.live, money(ev.saved_cost), ev.saved_unknown and " (more: some prices are unknown)" or "")
   elseif t == "run_end" then
     return ("run %s %s in %.1fs; trace: %s"):format(ev.run_id, ev.status, ev.duration or 0, ev.trace or "?")
   end

@@ -62,6 +62,8 @@
 ---@field retry? luagent.RetryPolicy this call's retry policy (default: the model's)
 ---@field timeout? number seconds for the whole call
 ---@field extra? table fields added to the provider's request body as they are
+---@field turn? integer the agent's turn making this call (for the cache's "live from turn N")
+---@field agent? string the agent's name making this call
 
 ---Tokens a call used.
 ---@class luagent.Usage
@@ -84,7 +86,9 @@
 ---@field attempts integer how many attempts the retry policy made
 ---@field duration number seconds
 ---@field fallbacks integer? how many models failed before this one (model.fallback)
----@field raw any the provider's decoded answer
+---@field raw any the provider's decoded answer (nil for an answer from the cache)
+---@field cached boolean? true: answered from the run's model-call cache (cost 0, attempts 0)
+---@field saved_cost number? for a cached answer: what it cost when it was live (nil: unknown)
 
 ---Running totals of a model's calls.
 ---@class luagent.ModelTotals

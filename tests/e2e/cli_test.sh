@@ -90,7 +90,7 @@ check "without it the embedded library is used" sh -c "[ \"\$(cat $TMP/stdout)\"
 interrupt_when_ready() {
   "$@" > "$TMP/stdout" 2> "$TMP/stderr" &
   pid=$!
-  for i in $(seq 1 50); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
+  for i in $(seq 1 300); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
   kill -INT $pid
   wait $pid
   echo $? > "$TMP/status"

@@ -32,6 +32,7 @@ local MODULES = {
   ["luagent.eval"] = {"eval.lua", "eval"},
   ["luagent.eval.spec"] = {"eval.lua", "spec"},
   -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval)
+  ["luagent.cache"] = {"cache.lua", "cache"},
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},
@@ -41,12 +42,13 @@ local MODULES = {
   ["luagent.engine"] = {"lowlevel.lua", "engine"},
   ["luagent.engine_io"] = {"lowlevel.lua", "engine_io"},
   ["luagent.dates"] = {"lowlevel.lua", "dates"},
+  ["luagent.process"] = {"lowlevel.lua", "process"},
 }
 
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
 local CLASSES = {
   Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
-  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua",
+  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {

@@ -5,6 +5,13 @@
 --   m:complete(req) -> result | nil, err   attempts (luagent.model.call) under the retry
 --                                          policy, with model_retry and model_response events
 --   m.totals = {calls, input_tokens, output_tokens, cached_tokens, cost, cost_unknown}
+--
+-- When the run has the model-call cache on (luagent.cache, run.current().cache),
+-- the request is looked up first, before any attempt: a hit is the stored
+-- answer (cached = true, cost = 0, saved_cost; on_delta gets its text; the
+-- model_request and model_response events say cached = true; it is not added
+-- to m.totals, as nothing was spent); a miss goes live and a successful
+-- answer is stored.
 local retry = require "luagent.retry"
 local loop = require "luagent.loop"
 local events = require "luagent.events"
@@ -40,20 +47,53 @@ local function add_to_totals(t, result)
   if result.cost then t.cost = t.cost + result.cost else t.cost_unknown = true end
 end
 
+-- The run's model-call cache, or nil.
+local function run_cache()
+  return require("luagent.run").current().cache
+end
+
+-- A stored answer as a live one looks: tool calls decoded the same way.
+local function from_cache(m, req, look, body, url, started)
+  local entry, stored = look.entry, look.entry.result
+  events.emit({type = "model_request", provider = m.provider, model = m.model, attempt = 0, cached = true,
+               stream = req.stream or false, body = body, url = url})
+  local calls = {}
+  for i, c in ipairs(stored.tool_calls) do calls[i] = content.tool_call(c.id, c.name, c.arguments_json) end
+  local result = {text = stored.text, tool_calls = calls, finish_reason = stored.finish_reason, usage = stored.usage,
+                  model = stored.model or m.model, provider = m.provider, cost = 0, saved_cost = entry.cost,
+                  cached = true, attempts = 0}
+  if req.on_delta and result.text and result.text ~= "" then req.on_delta(result.text) end
+  result.duration = loop.now() - started
+  events.emit({type = "model_response", provider = m.provider, model = m.model, attempts = 0, cached = true,
+               duration = result.duration, usage = result.usage, cost = 0, saved_cost = entry.cost,
+               finish_reason = result.finish_reason, text = result.text, tool_calls = calls})
+  return result
+end
+
 -- m:complete(request) -> result | nil, err   (see luagent.model)
 function Model:complete(req)
   req = req or {}
   content.check_messages(req.messages)
-  local attempt = 0
   local started = loop.now()
+  local store, look = run_cache(), nil
+  if store then
+    local body, request = call.request(self, req)
+    look = store:lookup(self, req, body)
+    if look.entry then return from_cache(self, req, look, body, request.url, started) end
+  end
+  local attempt = 0
   local result, err = retry.call(announced(self, req.retry or self.retry), function()
     attempt = attempt + 1
     return call.attempt(self, req, attempt)
   end)
-  if not result then return nil, err end
+  if not result then
+    if look then store:failed(look) end
+    return nil, err
+  end
   result.attempts = attempt
   result.duration = loop.now() - started
   add_to_totals(self.totals, result)
+  if look then store:stored(look, result) end
   events.emit({type = "model_response", provider = self.provider, model = self.model, attempts = attempt,
                duration = result.duration, usage = result.usage, cost = result.cost,
                finish_reason = result.finish_reason, text = result.text, tool_calls = result.tool_calls})

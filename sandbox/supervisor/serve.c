@@ -1,0 +1,217 @@
+/* serve: the command server's loop and requests (see serve.h). One thread,
+ * one poll over the host's stdin and every job's pipes. */
+#include "serve.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "frames.h"
+
+enum watch { W_OUT, W_ERR, W_IN, W_STATUS, W_CALLS };
+
+typedef struct poll_set {
+  struct pollfd *fds;
+  job **jobs;
+  enum watch *what;
+  size_t n, cap;
+} poll_set;
+
+/* ---- requests ---- */
+
+static void on_signal_request(server *s, const sv_request *req) {
+  long long signo = 0;
+  job *j = job_find(s, req->id);
+  if (!j && s->kernel && s->kernel->id == req->id) j = s->kernel;
+  if (sv_field_number(req, SV_TAG_SIGNAL, &signo) == 0 && signo > 0 && signo < 65 && j && !j->done)
+    job_control(j, 'S', (int)signo);
+}
+
+static void dispatch(server *s, const sv_request *req) {
+  const char *op = req->op;
+  if (strcmp(op, "run") == 0) {
+    job_start(s, req, JOB_RUN);
+  } else if (strcmp(op, "spawn") == 0) {
+    job_start(s, req, JOB_SPAWN);
+  } else if (strcmp(op, "pack") == 0) {
+    job_start(s, req, JOB_PACK);
+  } else if (strcmp(op, "python") == 0) {
+    python_request(s, req);
+  } else if (strcmp(op, "kill") == 0) {
+    job *j = job_find(s, req->id);
+    if (j) job_kill(j, 0);
+    else python_kill(s, req->id, 0);
+  } else if (strcmp(op, "signal") == 0) {
+    on_signal_request(s, req);
+  } else {
+    frame_failure(req->id, "unknown request '%s' (this supervisor speaks version %s)", op, SV_VERSION);
+    frame_exit(req->id, 2, "-", 0);
+  }
+}
+
+/* Reads from the host and runs every whole request. Returns 0 at EOF. */
+static int read_host(server *s, buf *inbox, size_t *need) {
+  char chunk[65536];
+  ssize_t n = read_some(0, chunk, sizeof chunk);
+  if (n <= 0) return n < 0 && errno == EAGAIN;
+  buf_append(inbox, chunk, (size_t)n);
+  size_t start = 0;
+  while (inbox->len - start >= *need) {
+    sv_request req;
+    size_t used;
+    const char *error = NULL;
+    int rc = sv_parse(inbox->data + start, inbox->len - start, &req, &used, &error);
+    if (rc < 0) {
+      fprintf(stderr, "luagent-supervisor: not a request (%s); stopping\n", error);
+      return 0;
+    }
+    if (rc == 0) {
+      *need = used;
+      break;
+    }
+    dispatch(s, &req);
+    sv_request_free(&req);
+    start += used;
+    *need = 1;
+  }
+  buf_consume(inbox, start);
+  return 1;
+}
+
+/* ---- the poll set ---- */
+
+static void watch(poll_set *p, int fd, short events, job *j, enum watch what) {
+  if (fd < 0) return;
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 32;
+    struct pollfd *fds = realloc(p->fds, cap * sizeof *fds);
+    job **jobs = fds ? realloc(p->jobs, cap * sizeof *jobs) : NULL;
+    enum watch *whats = jobs ? realloc(p->what, cap * sizeof *whats) : NULL;
+    if (fds) p->fds = fds;
+    if (jobs) p->jobs = jobs;
+    if (!whats) return;
+    p->what = whats;
+    p->cap = cap;
+  }
+  p->fds[p->n] = (struct pollfd){fd, events, 0};
+  p->jobs[p->n] = j;
+  p->what[p->n++] = what;
+}
+
+/* Fills the set; returns the poll timeout in ms (-1: none). */
+static int build_poll_set(server *s, poll_set *p, long long now) {
+  p->n = 0;
+  watch(p, 0, POLLIN, NULL, W_OUT);
+  long long next = -1;
+  for (job *j = s->jobs; j; j = j->next) {
+    watch(p, j->out, POLLIN, j, W_OUT);
+    watch(p, j->err, POLLIN, j, W_ERR);
+    if (j->input_sent < j->input.len) watch(p, j->in, POLLOUT, j, W_IN);
+    watch(p, j->reaper.status, POLLIN, j, W_STATUS);
+    watch(p, j->calls, POLLIN, j, W_CALLS);
+    long long when = j->done ? j->drain_until : j->deadline;
+    if (when > 0 && (next < 0 || when < next)) next = when;
+  }
+  if (next < 0) return -1;
+  return next <= now ? 0 : (int)(next - now < 1000000 ? next - now : 1000000);
+}
+
+static void on_ready(server *s, job *j, enum watch what) {
+  if (what == W_OUT && j->out >= 0) job_relay(j, &j->out, 'O', j->id);
+  if (what == W_ERR && j->err >= 0) job_relay(j, &j->err, 'E', j->id);
+  if (what == W_IN) job_feed(j);
+  if (what == W_STATUS && j->reaper.status >= 0) job_read_status(s, j);
+  if (what == W_CALLS && j->calls >= 0) python_read_calls(s, j);
+}
+
+static void check_deadlines(server *s, long long now) {
+  for (job *j = s->jobs; j; j = j->next) {
+    if (j->done || !j->deadline || now < j->deadline) continue;
+    j->deadline = 0;
+    if (j->kind == JOB_KERNEL) python_kill(s, j->id, 1);
+    else job_kill(j, 1);
+  }
+}
+
+/* ---- setting up and shutting down ---- */
+
+/* HOME of uid in /etc/passwd, or NULL. */
+static char *home_of(uid_t uid) {
+  FILE *f = fopen("/etc/passwd", "re");
+  char line[1024], *home = NULL;
+  while (f && !home && fgets(line, sizeof line, f)) {
+    char *field[7] = {line};
+    int n = 1;
+    for (char *p = line; *p && n < 7; p++)
+      if (*p == ':') *p = '\0', field[n++] = p + 1;
+    if (n == 7 && strtoul(field[2], NULL, 10) == uid && field[2][0]) home = strdup(field[5]);
+  }
+  if (f) fclose(f);
+  return home;
+}
+
+static char **command_env(uid_t uid) {
+  extern char **environ;
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 2, sizeof *env);
+  char *home = uid ? home_of(uid) : NULL;
+  size_t k = 0;
+  for (size_t i = 0; env && i < n; i++)
+    if (!(home && strncmp(environ[i], "HOME=", 5) == 0)) env[k++] = strdup(environ[i]);
+  if (env && home && (env[k] = malloc(strlen(home) + 6))) sprintf(env[k], "HOME=%s", home);
+  free(home);
+  return env;
+}
+
+static void shut_down(server *s) {
+  for (job *j = s->jobs; j; j = j->next)
+    if (j->reaper.control >= 0) close(j->reaper.control), j->reaper.control = -1; /* the reaper kills its tree */
+  for (job *j = s->jobs; j; j = j->next)
+    if (j->reaper.pid > 0) waitpid(j->reaper.pid, NULL, 0);
+  while (s->jobs) {
+    job *j = s->jobs;
+    s->jobs = j->next;
+    job_free(j);
+  }
+  python_free(s);
+}
+
+int serve_main(const char *user) {
+  server s = {.uid = 1000, .gid = 1000};
+  unsigned uid, gid;
+  if (user && sscanf(user, "%u:%u", &uid, &gid) == 2) s.uid = uid, s.gid = gid;
+  signal(SIGPIPE, SIG_IGN);
+  prctl(PR_SET_DUMPABLE, 0);
+  s.base_env = command_env(s.uid);
+  if (!s.base_env) return 1;
+  buf inbox = BUF_INIT;
+  size_t need = 1;
+  poll_set p = {0};
+  frame_ready();
+  for (int open = 1; open;) {
+    long long now = now_ms();
+    int timeout = build_poll_set(&s, &p, now);
+    if (poll(p.fds, p.n, timeout) < 0 && errno != EINTR) break;
+    for (size_t i = 0; i < p.n && open; i++) {
+      if (!p.fds[i].revents) continue;
+      if (!p.jobs[i]) open = read_host(&s, &inbox, &need);
+      else on_ready(&s, p.jobs[i], p.what[i]);
+    }
+    now = now_ms();
+    check_deadlines(&s, now);
+    jobs_finish(&s, now);
+  }
+  shut_down(&s);
+  for (size_t i = 0; s.base_env[i]; i++) free(s.base_env[i]);
+  free(s.base_env);
+  buf_free(&inbox);
+  free(p.fds), free(p.jobs), free(p.what);
+  return 0;
+}

@@ -1,0 +1,114 @@
+/* serve: the command server, one per session, started by a Docker exec as
+ * uid 0 (`luagent-supervisor serve [UID:GID]`) with the host on its
+ * stdin/stdout. It reads requests (src/supervisor_proto.h), starts each
+ * command under its own reaper (reaper.h), relays output as frames
+ * (frames.h) and ends each command with an X frame. Everything it started is
+ * killed when its stdin closes (the host went away or closed the session).
+ *
+ * The pieces: serve.c (the loop, requests), jobs.c (a command's life: start,
+ * relay, finish), python.c (the persistent interpreter). */
+#ifndef SV_SERVE_H
+#define SV_SERVE_H
+
+#include <sys/types.h>
+
+#include "buf.h"
+#include "pack.h"
+#include "reaper.h"
+#include "supervisor_proto.h"
+
+enum job_kind { JOB_RUN, JOB_SPAWN, JOB_PACK, JOB_KERNEL };
+
+typedef struct job {
+  long long id;          /* the request's id (the kernel: its current call, 0 between calls) */
+  enum job_kind kind;
+  reaper_handle reaper;
+  int out, err;          /* read ends of the command's stdout/stderr, -1 at EOF */
+  int in;                /* write end of its stdin, -1 once closed */
+  int calls;             /* the kernel's status pipe (-1 for other kinds) */
+  buf input;             /* stdin bytes to write */
+  size_t input_sent;     /* how many of them are written */
+  buf status;            /* a partial line from the reaper */
+  buf call_status;       /* a partial line from the kernel */
+  long long deadline;    /* now_ms() when it times out; 0: never */
+  long long drain_until; /* once the reaper is done: output is read until then */
+  int killed_on_request, timed_out;
+  long long oom_before;
+  int shared;            /* another command ran beside it (OOM attribution needs evidence then) */
+  int done;              /* the reaper said "d" */
+  int main_status, sigkill_seen, failed_step, failed_errno;
+  long killed;
+  char *what;            /* argv[0] or the path, for messages */
+  char *cwd;
+  char **argv, **env;    /* owned copies (argv NULL for pack) */
+  pack_spec pack;
+  struct job *next;
+} job;
+
+typedef struct server {
+  uid_t uid;
+  gid_t gid;
+  char **base_env;   /* the environment every command starts from */
+  job *jobs;         /* runs, spawns, packs and the kernel */
+  job *kernel;       /* the Python interpreter, NULL when not running */
+  int kernel_lost;   /* a kernel died: the next call reports "r" */
+  struct python_call *calls; /* python calls waiting, the first one running */
+} server;
+
+/* Serves the host on stdin/stdout until stdin closes; commands run as
+ * user "UID:GID" (NULL: 1000:1000). Returns the exit code. */
+int serve_main(const char *user);
+
+/* ---- jobs.c ---- */
+
+/* Starts a run, spawn or pack request as a job (or answers F + X when it
+ * cannot start). */
+void job_start(server *s, const sv_request *req, enum job_kind kind);
+/* Starts a command as a job of this kind; it owns argv and env (NULL-terminated,
+ * malloc'd) from now on. pack: for JOB_PACK, copied. NULL (errno set) when it
+ * could not start. */
+job *job_spawn(server *s, enum job_kind kind, long long id, char **argv, char **env, const char *cwd,
+               const char *input, size_t input_len, const pack_spec *pack);
+job *job_find(server *s, long long id);
+/* Sends one control message to the job's reaper ('K', 'C', or 'S' + signal). */
+void job_control(job *j, char op, int signo);
+/* Asks for the kill of job j (request: 'k', timeout: 't'). */
+void job_kill(job *j, int timed_out);
+/* Reads what is ready on fd (stdout 'O' / stderr 'E') of j and relays it
+ * under id (0: dropped). Returns 0 at EOF (fd closed and set to -1). */
+int job_relay(job *j, int *fd, char kind, long long id);
+/* Reads the reaper's status lines; calls python_on_clean for "c" lines. */
+void job_read_status(server *s, job *j);
+/* Writes pending stdin. */
+void job_feed(job *j);
+/* Ends jobs whose reaper is done and whose output is drained: X frame, free. */
+void jobs_finish(server *s, long long now);
+/* The exit flags of a finished job ("o", "k", "t" letters) into flags[8]. */
+void job_flags(const job *j, char *flags);
+/* 1 when the memory cgroup's OOM kills went up since `before` and either
+ * there is evidence (a SIGKILL we did not send, exit code 137) or the command
+ * ran alone (so the victim, chosen among commands by oom_score_adj 1000,
+ * was one of its processes). */
+int oom_evident(long long before, int evidence, int shared);
+/* Marks every live command (and the running python call) as shared. */
+void jobs_mark_shared(server *s);
+void job_free(job *j);
+
+/* ---- python.c ---- */
+
+/* Queues a python call (runs now if the interpreter is free). */
+void python_request(server *s, const sv_request *req);
+/* The kernel said a call ended: "<exit code>\n" lines on its calls pipe. */
+void python_read_calls(server *s, job *kernel);
+/* The reaper answered a 'C' after a call: that call can end now. */
+void python_on_clean(server *s, job *kernel, long killed);
+/* The kernel's reaper is done (the interpreter died). */
+void python_on_done(server *s, job *kernel);
+/* Kills python call id if it is queued or running; 0 when it is not a call. */
+int python_kill(server *s, long long id, int timed_out);
+/* 1 while a python call runs; marks it shared. */
+int python_mark_shared(server *s);
+/* Drops every call (at shutdown). */
+void python_free(server *s);
+
+#endif
