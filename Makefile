@@ -4,6 +4,7 @@
 #   make check      the fast inner loop: build, C unit tests, specs that need no Docker, luacheck
 #   make asan       build/asan/luagent (ASan/UBSan) running every spec and e2e test
 #   make demo       run the energy-anomaly recipe end to end
+#   make eval       the energy recipe's eval: 2 instruction texts x generated datasets, scored
 #   make deps       install the Debian packages luagent needs (or print the apt-get line)
 #   make install PREFIX=/usr/local
 #   make bench      print the benchmarks (never pass/fail)
@@ -36,7 +37,7 @@ META_FILES := $(shell find lua/meta -name '*.lua' 2>/dev/null | LC_ALL=C sort)
 ASSETS    := $(shell find sandbox -type f 2>/dev/null | LC_ALL=C sort) $(META_FILES)
 OBJ       := $(SRC:src/%.c=build/%.o) build/embedded.o
 
-.PHONY: all test check asan demo deps install bench clean check-deps
+.PHONY: all test check asan demo eval deps install bench clean check-deps
 
 all: luagent
 
@@ -94,6 +95,14 @@ build/asan:
 demo: deps
 	$(MAKE) luagent
 	tools/demo.sh
+
+# recipes/energy_anomaly.eval.yaml over recipes/eval_data/ (generated once, seeded)
+eval: deps
+	$(MAKE) luagent
+	tools/start-docker.sh
+	./luagent sandbox build
+	test -d recipes/eval_data || ./luagent run -q recipes/energy_eval_data.lua recipes/eval_data
+	./luagent eval recipes/energy_anomaly.eval.yaml
 
 bench: deps
 	$(MAKE) luagent

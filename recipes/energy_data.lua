@@ -6,6 +6,9 @@
 --   local csv, truth = data.generate{seed = 7, days = 90, dir = "runs/x/input"}
 --   -- csv:   dir/building_energy.csv        timestamp, energy_kwh, outdoor_temp_c
 --   -- truth: dir/building_energy.truth.json {kind, start, end, magnitude_kwh, description}
+--   data.generate{kind = "surge", seed = 5, dir = "eval_data", name = "surge-5"}
+--   -- dir/surge-5.csv and dir/surge-5.truth.json (the sidecar is always NAME.truth.json)
+--   data.KINDS   the anomaly kinds it knows: night_hvac, surge, chiller_fault
 --
 -- The building: a base load, weekday office hours, lighter weekends, heating
 -- below 12 C and cooling above 21 C, weather that drifts from day to day, and
@@ -40,6 +43,7 @@ end
 local function stamp(epoch) return os.date("!%Y-%m-%d %H:%M", epoch) end
 
 local ANOMALIES = {"night_hvac", "surge", "chiller_fault"}
+data.KINDS = ANOMALIES
 
 -- Extra kWh the anomaly adds at hour h (0-based) of the series, or 0.
 local function anomaly_profile(kind, first, last, magnitude)
@@ -86,7 +90,8 @@ function data.generate(opts)
     local energy = load + hvac + extra(h, hour, temp) + rng.normal() * 2.2
     rows[#rows + 1] = ("%s,%.2f,%.1f"):format(stamp(t), energy, temp)
   end
-  local csv = dir .. "/building_energy.csv"
+  local name = opts.name or "building_energy"
+  local csv = dir .. "/" .. name .. ".csv"
   assert(fs.write(csv, table.concat(rows, "\n") .. "\n"))
   local truth = {
     kind = kind, start = stamp(start + first * 3600), ["end"] = stamp(start + last * 3600),
@@ -94,7 +99,7 @@ function data.generate(opts)
     description = ({night_hvac = "HVAC left running at night", surge = "a half-day surge in consumption",
                     chiller_fault = "a chiller fault raising the cooling load"})[kind],
   }
-  local truth_path = dir .. "/building_energy.truth.json"
+  local truth_path = dir .. "/" .. name .. ".truth.json"
   assert(fs.write(truth_path, json.encode(truth, {indent = 2}) .. "\n"))
   return csv, truth_path, truth
 end

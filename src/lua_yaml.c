@@ -1,13 +1,19 @@
 /* lua_yaml: luagent.yaml.
  *
- *   yaml.load(text [, name])  -> value | nil, err   err.line/err.column, 1-based
- *   yaml.load_file(path)      -> value | nil, err   err.file names the path
+ *   yaml.load(text [, name [, opts]]) -> value [, positions] | nil, err
+ *                                   err.line/err.column, 1-based
+ *   yaml.load_file(path [, opts])   -> value [, positions] | nil, err   err.file names the path
  *   yaml.dump(value)          -> text               keys sorted, strings quoted when needed
  *   yaml.scalar(text)         -> value              how a plain scalar is typed
  *
  * Plain scalars are typed by the YAML 1.2 core schema; quoted ones stay
  * strings. null becomes nil. Sequences get the json array metatable, so an
- * empty YAML list is an empty JSON array. Aliases share one Lua table. */
+ * empty YAML list is an empty JSON array. Aliases share one Lua table.
+ *
+ * opts.positions = true also returns where things are: positions[tbl][key]
+ * = {line, col} (1-based) of each key of every mapping tbl in the value (a
+ * key whose value is null is there too, though tbl lacks it), and
+ * positions[list][i] of each item of every sequence. */
 #include <errno.h>
 #include <lauxlib.h>
 #include <math.h>
@@ -42,8 +48,36 @@ static void push_scalar(lua_State *L, const yaml_node_t *node) {
 typedef struct converter {
   lua_State *L;
   yaml_document_t *doc;
-  int cache; /* stack index of {node index -> table}, so aliases share a table */
+  int cache;     /* stack index of {node index -> table}, so aliases share a table */
+  int positions; /* stack index of {table -> {key -> {line, col}}}, or 0 */
 } converter;
+
+/* With positions on: pushes a new table P, recorded as positions[table at
+ * idx] = P (for the caller to fill, then pop); else pushes nothing. */
+static void open_positions(converter *c, int idx) {
+  lua_State *L = c->L;
+  if (!c->positions) return;
+  idx = lua_absindex(L, idx);
+  lua_newtable(L);
+  lua_pushvalue(L, idx);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, c->positions);
+}
+
+/* Sets P[key at key_idx] = {line, col} of node `index`; P is at p_idx. */
+static void record_position(converter *c, int p_idx, int key_idx, int index) {
+  lua_State *L = c->L;
+  if (!c->positions) return;
+  key_idx = lua_absindex(L, key_idx);
+  yaml_position pos = yaml_node_position(c->doc, index);
+  lua_pushvalue(L, key_idx);
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)pos.line);
+  lua_setfield(L, -2, "line");
+  lua_pushinteger(L, (lua_Integer)pos.column);
+  lua_setfield(L, -2, "col");
+  lua_rawset(L, p_idx);
+}
 
 static void push_node(converter *c, int index, int depth);
 
@@ -52,14 +86,22 @@ static void push_sequence(converter *c, yaml_node_t *node, int depth) {
   yaml_node_item_t *item = node->data.sequence.items.start;
   int n = (int)(node->data.sequence.items.top - item);
   lua_createtable(L, n, 0);
+  int list = lua_gettop(L);
   if (luaL_getmetatable(L, "luagent.json.array") == LUA_TTABLE)
     lua_setmetatable(L, -2);
   else
     lua_pop(L, 1);
+  open_positions(c, list);
   for (int i = 0; i < n; i++) {
+    if (c->positions) {
+      lua_pushinteger(L, i + 1);
+      record_position(c, list + 1, -1, item[i]);
+      lua_pop(L, 1);
+    }
     push_node(c, item[i], depth + 1);
-    lua_rawseti(L, -2, i + 1);
+    lua_rawseti(L, list, i + 1);
   }
+  if (c->positions) lua_pop(L, 1);
 }
 
 static void push_mapping(converter *c, yaml_node_t *node, int depth) {
@@ -67,21 +109,25 @@ static void push_mapping(converter *c, yaml_node_t *node, int depth) {
   yaml_node_pair_t *pair = node->data.mapping.pairs.start;
   int n = (int)(node->data.mapping.pairs.top - pair);
   lua_createtable(L, 0, n);
+  int map = lua_gettop(L);
+  open_positions(c, map);
   for (int i = 0; i < n; i++) {
     push_node(c, pair[i].key, depth + 1);
     if (lua_isnil(L, -1)) {
       lua_pop(L, 1);
       lua_pushliteral(L, "null"); /* a null key is kept under its spelling */
     }
+    record_position(c, map + 1, -1, pair[i].key);
     push_node(c, pair[i].value, depth + 1);
-    lua_rawset(L, -3);
+    lua_rawset(L, map);
   }
+  if (c->positions) lua_pop(L, 1);
 }
 
 static void push_node(converter *c, int index, int depth) {
   lua_State *L = c->L;
   if (depth > MAX_DEPTH) luaL_error(L, "YAML nesting deeper than %d levels", MAX_DEPTH);
-  luaL_checkstack(L, 4, "YAML too deep");
+  luaL_checkstack(L, 8, "YAML too deep");
   yaml_node_t *node = yaml_document_get_node(c->doc, index);
   if (node->type == YAML_SCALAR_NODE) {
     push_scalar(L, node);
@@ -98,13 +144,21 @@ static void push_node(converter *c, int index, int depth) {
 }
 
 /* Converts inside a protected call: a too-deep document raises, and the
- * document must still be freed. */
+ * document must still be freed. Arguments: the document, whether to keep
+ * positions. Returns the value, and the positions when asked. */
 static int convert_document(lua_State *L) {
-  converter c = {L, lua_touserdata(L, 1), 0};
+  converter c = {L, lua_touserdata(L, 1), 0, 0};
+  int want_positions = lua_toboolean(L, 2);
   lua_newtable(L);
   c.cache = lua_gettop(L);
+  if (want_positions) {
+    lua_newtable(L);
+    c.positions = lua_gettop(L);
+  }
   push_node(&c, 1, 0);
-  return 1;
+  if (!want_positions) return 1;
+  lua_pushvalue(L, c.positions);
+  return 2;
 }
 
 static int push_yaml_error(lua_State *L, const char *name, const yaml_error *e) {
@@ -118,34 +172,52 @@ static int push_yaml_error(lua_State *L, const char *name, const yaml_error *e) 
   return 2;
 }
 
-static int load_text(lua_State *L, const char *text, size_t len, const char *name) {
+static int load_text(lua_State *L, const char *text, size_t len, const char *name, int positions) {
   yaml_document_t doc;
   yaml_error e;
   int rc = yaml_parse_document(text, len, &doc, &e);
   if (rc < 0) return push_yaml_error(L, name, &e);
-  if (rc == 0) {
-    lua_newtable(L); /* an empty file is an empty table, not an error */
-    return 1;
+  if (rc == 0) { /* an empty file is an empty table, not an error */
+    lua_newtable(L);
+    if (!positions) return 1;
+    lua_newtable(L);
+    lua_pushvalue(L, -2);
+    lua_newtable(L);
+    lua_rawset(L, -3);
+    return 2;
   }
   lua_pushcfunction(L, convert_document);
   lua_pushlightuserdata(L, &doc);
-  int status = lua_pcall(L, 1, 1, 0);
+  lua_pushboolean(L, positions);
+  int status = lua_pcall(L, 2, positions ? 2 : 1, 0);
   yaml_document_delete(&doc);
   if (status != LUA_OK) return luagent_fail(L, "yaml", "%s: %s", name, lua_tostring(L, -1));
-  return 1;
+  return positions ? 2 : 1;
 }
 
-/* yaml.load(text [, name]) -> value | nil, err */
+/* opts.positions of the options table at idx (absent or nil: none). */
+static int want_positions(lua_State *L, int idx) {
+  if (lua_isnoneornil(L, idx)) return 0;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_getfield(L, idx, "positions");
+  int on = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return on;
+}
+
+/* yaml.load(text [, name [, opts]]) -> value [, positions] | nil, err */
 static int l_load(lua_State *L) {
   size_t len;
   const char *text = luaL_checklstring(L, 1, &len);
   const char *name = luaL_optstring(L, 2, "(yaml)");
-  return load_text(L, text, len, name);
+  int positions = want_positions(L, 3);
+  return load_text(L, text, len, name, positions);
 }
 
-/* yaml.load_file(path) -> value | nil, err */
+/* yaml.load_file(path [, opts]) -> value [, positions] | nil, err */
 static int l_load_file(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
+  int positions = want_positions(L, 2);
   buf b = BUF_INIT;
   char why[256];
   if (fs_read_file(path, &b, why, sizeof why) != 0) {
@@ -157,7 +229,7 @@ static int l_load_file(lua_State *L) {
   buf_free(&b);
   size_t len;
   const char *text = lua_tolstring(L, -1, &len);
-  return load_text(L, text, len, path);
+  return load_text(L, text, len, path, positions);
 }
 
 /* yaml.scalar(text) -> the value a plain scalar `text` stands for */

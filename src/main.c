@@ -300,6 +300,7 @@ static const command COMMANDS[] = {
     {"-h", cmd_help, NULL},           {"sandbox", NULL, "luagent.cli.sandbox"},
     {"doctor", NULL, "luagent.cli.doctor"}, {"trace", NULL, "luagent.cli.trace"},
     {"meta", NULL, "luagent.cli.meta"},    {"cache", NULL, "luagent.cli.cache"},
+    {"eval", NULL, "luagent.cli.eval"},
 };
 
 int main(int argc, char **argv) {

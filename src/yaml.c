@@ -1,4 +1,4 @@
-/* yaml: parse to a libyaml document; type plain scalars (see yaml.h). */
+/* yaml: parse to a libyaml document; type plain scalars; node positions (see yaml.h). */
 #include "yaml.h"
 
 #include <errno.h>
@@ -118,4 +118,14 @@ int yaml_parse_document(const char *text, size_t len, yaml_document_t *doc, yaml
   }
   yaml_parser_delete(&parser);
   return rc;
+}
+
+yaml_position yaml_node_position(yaml_document_t *doc, int index) {
+  yaml_position pos = {0, 0};
+  const yaml_node_t *node = yaml_document_get_node(doc, index);
+  if (node) {
+    pos.line = node->start_mark.line + 1;
+    pos.column = node->start_mark.column + 1;
+  }
+  return pos;
 }

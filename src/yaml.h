@@ -1,5 +1,6 @@
 /* yaml: YAML text -> a libyaml document, plus the typing rules for plain
- * scalars (the YAML 1.2 core schema), with errors that carry line and column.
+ * scalars (the YAML 1.2 core schema), with errors that carry line and column,
+ * and where each node starts (so a checker can name the line of a key).
  * Pure C: the Lua binding (lua_yaml.c) turns documents into tables. */
 #ifndef LUAGENT_YAML_H
 #define LUAGENT_YAML_H
@@ -27,5 +28,14 @@ typedef struct yaml_error {
 /* Parses the first document of `text`. Returns 1 with *doc filled (free it
  * with yaml_document_delete), 0 for an empty stream, -1 with *err filled. */
 int yaml_parse_document(const char *text, size_t len, yaml_document_t *doc, yaml_error *err);
+
+typedef struct yaml_position {
+  size_t line, column; /* 1-based; 0 when the node does not exist */
+} yaml_position;
+
+/* Where node `index` (1-based, as libyaml numbers them) of a parsed document
+ * starts in the text: for a mapping key, the key's first character; for a
+ * sequence item, the item's. */
+yaml_position yaml_node_position(yaml_document_t *doc, int index);
 
 #endif

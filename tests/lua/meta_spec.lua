@@ -29,6 +29,8 @@ local MODULES = {
   ["luagent.fs"] = {"fs.lua", "fs"},
   ["luagent.http"] = {"http.lua", "http"},
   ["luagent.diff"] = {"diff.lua", "diff"},
+  ["luagent.eval"] = {"eval.lua", "eval"},
+  ["luagent.eval.spec"] = {"eval.lua", "spec"},
   -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval)
   ["luagent.cache"] = {"cache.lua", "cache"},
   -- low-level
@@ -58,6 +60,7 @@ local INTERNAL = {
   Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker.lua)",
   Runner = "the in-container runner executor of a session (lua/luagent/sandbox/runner.lua)",
   DockerExec = "the one-exec-per-command executor of a session (lua/luagent/sandbox/docker_exec.lua)",
+  Reader = "the eval spec checker's state while it reads one spec (lua/luagent/eval/spec.lua)",
 }
 
 local function sorted_keys(set)

@@ -48,6 +48,39 @@ t.test("load_file names the file; a missing file is an io error", function()
   fs.remove(dir)
 end)
 
+t.test("positions: the line and column of every key and item, null-valued keys too", function()
+  local text = "recipe: r.lua\nvariants:\n  terse:\n    model.temperature: 0\n  empty:\n"
+    .. "inputs:\n  - {input: a.csv}\n  - glob: '*.csv'\n    setting: input\n"
+  local v, pos = yaml.load(text, "spec.yaml", {positions = true})
+  t.same(pos[v].recipe, {line = 1, col = 1})
+  t.same(pos[v].variants, {line = 2, col = 1})
+  t.same(pos[v.variants].terse, {line = 3, col = 3})
+  t.same(pos[v.variants].empty, {line = 5, col = 3}, "a key whose value is null")
+  t.eq(v.variants.empty, nil)
+  t.same(pos[v.variants.terse]["model.temperature"], {line = 4, col = 5})
+  t.same(pos[v.inputs][1], {line = 7, col = 5})
+  t.same(pos[v.inputs][2], {line = 8, col = 5})
+  t.same(pos[v.inputs[1]].input, {line = 7, col = 6})
+  t.same(pos[v.inputs[2]].setting, {line = 9, col = 5})
+  -- without the option: the value alone, as before
+  t.eq(select("#", yaml.load(text)), 1)
+  t.eq(select("#", yaml.load(text, "x", {positions = false})), 1)
+  t.raises(function() yaml.load(text, "x", "positions") end, "bad argument #3")
+end)
+
+t.test("positions from load_file; an empty file has an empty table of them", function()
+  local dir = assert(fs.temp_dir())
+  assert(fs.write(dir .. "/a.yaml", "# settings\n\nlimits:\n  max_turns: 3\n"))
+  local v, pos = yaml.load_file(dir .. "/a.yaml", {positions = true})
+  t.same(pos[v.limits].max_turns, {line = 4, col = 3})
+  assert(fs.write(dir .. "/empty.yaml", "# nothing\n"))
+  local e, epos = yaml.load_file(dir .. "/empty.yaml", {positions = true})
+  t.same(e, {}); t.same(epos[e], {})
+  local bad, err = yaml.load_file(dir .. "/missing.yaml", {positions = true})
+  t.eq(bad, nil); t.eq(err.kind, "io")
+  fs.remove(dir)
+end)
+
 t.test("dump reads back to the same value, quoting what would change type", function()
   local value = {name = "x", count = 3, ratio = 0.25, on = true, looks_bool = "true", looks_int = "12",
                  text = "two\nlines", list = {1, "two"}, empty = json.array{}, nested = {a = {b = "c"}}}

@@ -1,0 +1,97 @@
+-- luagent eval SPEC.yaml [--concurrency N] [--set key=value ...] [-q]
+-- Runs every variant x input x epoch of the spec (luagent.eval), then prints
+-- the table per variant and where everything was written. Exit status: 0 when
+-- the eval ran (whatever the checks said), 2 for a bad command line or spec
+-- (one error naming the file, line and key; nothing runs), 1 when the eval
+-- could not run, 130 after Ctrl-C (what finished is written).
+local errors = require "luagent.errors"
+
+local cli = {}
+
+local USAGE = [[
+usage: luagent eval SPEC.yaml [--concurrency N] [--set key=value]... [-q]
+  --concurrency N   runs at once (beats the spec's concurrency)
+  --set key=value   a setting for every run, on top of the variant's and the input's
+  -q, --quiet       no progress lines]]
+
+local function usage(message)
+  io.stderr:write("luagent: ", message, "\n", USAGE, "\n")
+  return 2
+end
+
+-- args -> {spec, sets, concurrency, quiet} | nil, message
+local function parse(args)
+  local o = {sets = {}}
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    local name, inline = a:match("^(%-%-[%w-]+)=(.*)$")
+    name = name or a
+    local function value()
+      if inline then return inline end
+      i = i + 1
+      return args[i]
+    end
+    if name == "--set" or name == "-s" then
+      local kv = value()
+      if not kv or not kv:match("^[^=]+=") then return nil, ("--set needs key=value, got '%s'"):format(tostring(kv)) end
+      o.sets[#o.sets + 1] = kv
+    elseif name == "--concurrency" or name == "-j" then
+      local n = tonumber(value() or "")
+      if not n or math.type(n) ~= "integer" or n < 1 then return nil, "--concurrency needs a whole number >= 1" end
+      o.concurrency = n
+    elseif a == "-q" or a == "--quiet" then
+      o.quiet = true
+    elseif a == "-h" or a == "--help" then
+      o.help = true
+    elseif a:sub(1, 1) == "-" and a ~= "-" then
+      return nil, ("unknown option '%s'"):format(a)
+    elseif o.spec then
+      return nil, ("one spec at a time ('%s' and '%s')"):format(o.spec, a)
+    else
+      o.spec = a
+    end
+    i = i + 1
+  end
+  if not o.spec and not o.help then return nil, "eval needs a spec file, e.g. 'luagent eval recipes/energy_anomaly.eval.yaml'" end
+  return o
+end
+
+local function relative(path)
+  local cwd = os.getenv("PWD")
+  if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then return path:sub(#cwd + 2) end
+  return path
+end
+
+function cli.main(args)
+  local o, why = parse(args)
+  if not o then return usage(why) end
+  if o.help then
+    print(USAGE)
+    return 0
+  end
+  local spec, err = require("luagent.eval.spec").load(o.spec, {sets = o.sets, concurrency = o.concurrency})
+  if not spec then
+    io.stderr:write("luagent: ", err.message, "\n")
+    return err.usage and 2 or 1
+  end
+  local eval = require "luagent.eval"
+  local report
+  report, err = eval.run(spec, {quiet = o.quiet})
+  if not report then
+    io.stderr:write("luagent: ", errors.from(err).message, "\n")
+    return 1
+  end
+  io.stdout:write("\n", report.table, "\n")
+  if report.status == "interrupted" then
+    io.stderr:write(("interrupted: %d of %d runs finished; what finished is in %s\n"):format(
+      report.finished, report.runs, relative(report.dir)))
+  end
+  print("results: " .. relative(report.results))
+  print("summary: " .. relative(report.summary))
+  if report.page then print("page:    " .. relative(report.page)) end
+  print("runs:    " .. relative(report.dir .. "/runs/"))
+  return 0
+end
+
+return cli

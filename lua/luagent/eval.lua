@@ -1,0 +1,373 @@
+-- luagent.eval: runs a recipe many times in one process — every variant x
+-- input x epoch of a spec (luagent.eval.spec) — and says which variant did best.
+--
+--   local report = eval.run(spec, {runner, quiet, say, evals_dir})
+--   -- report = {id, dir, status = "ok" | "interrupted" | "budget", records, rows, table}
+--
+-- Runs start in the order epoch, input, variant (so a budget stop leaves the
+-- variants with the same inputs, as far as it can), `spec.concurrency` at a
+-- time. Each run gets its own folder, evals/<eval-id>/runs/<variant>/<input>/<epoch>/
+-- (evals/ beside the spec, or $LUAGENT_EVALS_DIR), and its settings: the
+-- variant's, then the input's, then --set on top. Running one run is ONE
+-- function, `runner(job)`:
+--   job = {recipe, settings, dir, cache ("on" | "refresh" | nil), capture = true, quiet = true,
+--          variant, input, epoch}
+--   -> {status = "ok" | "failed" | "interrupted", error, dir, trace,
+--       final = {output, stopped_by, usage, cost, turns},
+--       stats = {model_calls, cached_calls, live_calls, saved_cost, cost, input_tokens, output_tokens},
+--       cancelled = true when the eval was interrupted while the run ended}
+-- The default runner is luagent.run's: run.new(job):execute(). A runner that
+-- raises is that run's failure (a "cancelled" error: the run was interrupted).
+--
+-- After each run: run_dir/final.json, the check (its verdict; a check that
+-- raises or returns something else is that run's failure with the message),
+-- one line appended to results.jsonl (luagent.eval.results) and summary.csv
+-- rewritten, and a progress line (unless quiet). The budget ({tokens, cost},
+-- counted over finished runs) stops runs from starting once spent: said
+-- once, the rest written as "skipped". Ctrl-C: no run starts any more, the
+-- running ones are interrupted (their outputs saved as usual), what finished
+-- is written. At the end: the table, and the page (luagent.eval_page, when
+-- this build has it). Without a run's check, passed means the run ended ok;
+-- with one, the run ended ok and the check passed it.
+local loop = require "luagent.loop"
+local json = require "luagent.json"
+local fs = require "luagent.fs"
+local sys = require "luagent.sys"
+local errors = require "luagent.errors"
+local config = require "luagent.config"
+local results = require "luagent.eval.results"
+local view = require "luagent.eval.view"
+
+local eval = {}
+
+local function copy(t)
+  if type(t) ~= "table" then return t end
+  local out = {}
+  for k, v in pairs(t) do out[k] = copy(v) end
+  return setmetatable(out, getmetatable(t))
+end
+
+local function is_cancel(err) return type(err) == "table" and err.kind == "cancelled" end
+
+-- Every run of the spec, in starting order.
+function eval.plan(spec, root)
+  local jobs = {}
+  for epoch = 1, spec.epochs do
+    for _, input in ipairs(spec.inputs) do
+      for _, variant in ipairs(spec.variants) do
+        local settings = config.merge(config.merge(copy(variant.settings), copy(input.settings)), copy(spec.sets or {}))
+        local rel = ("runs/%s/%s/%d"):format(variant.name, input.name, epoch)
+        jobs[#jobs + 1] = {recipe = spec.recipe, settings = settings, dir = root .. "/" .. rel, run_dir = rel,
+                           cache = spec.cache, capture = true, quiet = true,
+                           variant = variant.name, input = input.name, epoch = epoch}
+      end
+    end
+  end
+  return jobs
+end
+
+-- A module of this build, or nil when it has none (a part not built in yet).
+local function optional(name)
+  if package.preload[name] or package.searchpath(name, package.path) then return require(name) end
+  return nil
+end
+
+-- luagent.run's runner; nil, err when this build cannot run recipes side by
+-- side. The model-call cache (luagent.cache) is the eval's choice for every
+-- run, over a recipe's own `cache:` setting, like --cache / --no-cache: each
+-- run opens it in the same folder (setting cache.dir, LUAGENT_CACHE, or
+-- .luagent/cache beside the recipe), so runs share what is stored.
+function eval.default_runner()
+  local run = require "luagent.run"
+  if type(run.new) ~= "function" then
+    return nil, errors.new("config", "this luagent cannot run several recipe runs in one process yet "
+      .. "(luagent.run has no run.new): eval needs run contexts")
+  end
+  local cache = optional("luagent.cache")
+  return function(job)
+    local r, err = run.new{recipe = job.recipe, settings = job.settings, dir = job.dir, capture = true, quiet = true}
+    if not r then return {status = "failed", error = err} end
+    if cache and cache.for_run then
+      r.cache_option = job.cache or false
+      if job.cache then
+        local ok, cerr = pcall(cache.for_run, r, job.cache)
+        if not ok then return {status = "failed", error = errors.wrap(errors.from(cerr), "the model-call cache")} end
+      end
+    end
+    local ok, result = pcall(r.execute, r)
+    if ok then return result end
+    -- Ctrl-C: execute lets the run end (its hooks save what it made), then
+    -- raises the cancel; the run's result is kept and the eval stops
+    if errors.from(result).kind == "cancelled" and type(r.result) == "table" then
+      r.result.cancelled = true
+      return r.result
+    end
+    error(result, 0)
+  end
+end
+
+-- Which variants would run the recipe's scripted driver: no model configured
+-- for them (model.provider auto with no key, no base_url; or scripted).
+function eval.scripted_variants(spec)
+  local defaults = spec.defaults and spec.defaults.value or {}
+  if type(defaults.model) ~= "table" or (spec.defaults.positions[defaults.model] or {}).provider == nil then
+    return {}
+  end
+  local detected = require("luagent.model").detect()
+  local out = {}
+  for _, variant in ipairs(spec.variants) do
+    local m = config.merge(config.merge(copy(defaults.model), copy(variant.settings.model or {})),
+                           copy((spec.sets or {}).model or {}))
+    local provider = m.provider or "auto"
+    if provider == "scripted" or (provider == "auto" and not m.base_url and not detected) then
+      out[#out + 1] = variant.name
+    end
+  end
+  return out
+end
+
+-- The check's verdict on a run: passed, score, note, error.
+local function judge(check, arg)
+  local ok, verdict = pcall(check, arg)
+  if not ok then
+    if is_cancel(verdict) then return {passed = false, interrupted = true} end
+    return {passed = false, error = "check raised: " .. errors.from(verdict).message}
+  end
+  if type(verdict) ~= "table" or type(verdict.passed) ~= "boolean" then
+    return {passed = false, error = ("check returned %s, not {passed = true|false, score = 0..1, note = '...'}")
+      :format(type(verdict) == "table" and "a table without passed = true|false" or tostring(verdict))}
+  end
+  local score, note = verdict.score, verdict.note
+  if score ~= nil and (type(score) ~= "number" or score ~= score or score < 0 or score > 1) then
+    return {passed = false, error = ("check returned score %s: a score is a number from 0 to 1"):format(tostring(score))}
+  end
+  if note ~= nil and type(note) ~= "string" then note = tostring(note) end
+  return {passed = verdict.passed, score = score, note = note}
+end
+
+-- The run's declared outputs from its manifest.json: path -> {path (on the host), size, sha256}.
+local function outputs_of(dir)
+  local text = fs.read(dir .. "/manifest.json")
+  local manifest = text and json.decode(text)
+  local out = {}
+  if type(manifest) == "table" and type(manifest.files) == "table" then
+    for _, f in ipairs(manifest.files) do
+      if type(f) == "table" and type(f.path) == "string" then
+        out[f.path] = {path = dir .. "/" .. f.path, size = f.size, sha256 = f.sha256}
+      end
+    end
+  end
+  return out
+end
+
+-- Runs one job; returns its outcome (the fields of its results line).
+local function run_one(state, job)
+  local made, merr = fs.mkdir(job.dir)
+  if not made then return {status = "failed", passed = false, error = merr.message} end
+  local t0 = loop.now()
+  local ok, r = pcall(state.runner, job)
+  local wall = loop.now() - t0
+  local o = {wall_s = wall}
+  if not ok then
+    o.status = is_cancel(r) and "interrupted" or "failed"
+    o.error = errors.from(r).message
+    r = {}
+  elseif type(r) ~= "table" then
+    o.status, o.error, r = "failed", "the runner returned " .. tostring(r) .. ", not a run's result", {}
+  else
+    o.status = r.status or "failed"
+    o.error = r.error ~= nil and errors.from(r.error).message or nil
+  end
+  if o.status == "interrupted" or r.cancelled then state.stopping = state.stopping or "interrupted" end
+  local final, stats = type(r.final) == "table" and r.final or {}, type(r.stats) == "table" and r.stats or {}
+  o.stopped_by, o.turns, o.output = final.stopped_by, final.turns, final.output
+  if stats.input_tokens or stats.output_tokens then
+    o.usage = {input_tokens = stats.input_tokens or 0, output_tokens = stats.output_tokens or 0}
+  else
+    o.usage = final.usage
+  end
+  o.cost = stats.cost or final.cost
+  o.saved_cost, o.cached_calls, o.live_calls = stats.saved_cost, stats.cached_calls, stats.live_calls
+  local wrote, werr = results.write_final(job.dir, final)
+  if not wrote then state.say("luagent: warning: " .. werr.message) end
+  local verdict = {passed = o.status == "ok"}
+  if state.check and o.status ~= "interrupted" then
+    verdict = judge(state.check, {
+      dir = job.dir, output = final.output, outputs = outputs_of(job.dir), settings = job.settings,
+      trace = r.trace or (job.dir .. "/trace.jsonl"), stopped_by = final.stopped_by, usage = o.usage, cost = o.cost,
+      status = o.status, error = o.error, variant = job.variant, input = job.input, epoch = job.epoch,
+    })
+  end
+  if verdict.interrupted then
+    o.status = "interrupted"
+    state.stopping = state.stopping or "interrupted"
+  end
+  o.passed = verdict.passed and o.status == "ok"
+  o.score, o.note = verdict.score, verdict.note
+  if verdict.error then o.error = o.error and (o.error .. "; " .. verdict.error) or verdict.error end
+  return o
+end
+
+-- Has the eval's budget been spent by the runs that finished?
+local function budget_spent(state)
+  local b = state.spec.budget
+  if not b then return nil end
+  if b.tokens and state.tokens >= b.tokens then
+    return ("the budget of %d tokens is spent (%d used)"):format(b.tokens, state.tokens)
+  end
+  if b.cost and state.cost >= b.cost then
+    return ("the budget of $%.4f is spent ($%.4f used)"):format(b.cost, state.cost)
+  end
+end
+
+local function record(state, job, record_)
+  state.records[#state.records + 1] = record_
+  local ok, err = results.append(state.results_path, record_)
+  if not ok then state.say("luagent: warning: " .. err.message) end
+  ok, err = results.write_summary(state.summary_path, results.summarize(state.spec.variants, state.records))
+  if not ok then state.say("luagent: warning: " .. err.message) end
+  job.recorded = true
+end
+
+local function worker(state)
+  while true do
+    -- a pending Ctrl-C shows here, before a run starts
+    local ok, err = pcall(loop.sleep, 0)
+    if not ok then
+      if not is_cancel(err) then error(err, 0) end
+      state.stopping = state.stopping or "interrupted"
+    end
+    if state.stopping then return end
+    local why = budget_spent(state)
+    if why then
+      state.stopping = "budget"
+      state.budget_message = why
+      return
+    end
+    state.next = state.next + 1
+    local job = state.jobs[state.next]
+    if not job then return end
+    local o = run_one(state, job)
+    local rec = results.line(job, o)
+    state.tokens = state.tokens + (results.tokens_of(rec) or 0)
+    state.cost = state.cost + (type(o.cost) == "number" and o.cost or 0)
+    record(state, job, rec)
+    state.finished = state.finished + 1
+    if rec.status ~= "interrupted" then state.done = state.done + 1 end
+    if not state.quiet then state.say(view.progress(state.finished, #state.jobs, rec)) end
+  end
+end
+
+local function stderr_line(line)
+  io.stderr:write(line, "\n")
+  io.stderr:flush()
+end
+
+local function eval_id(name)
+  return os.date("!%Y%m%d-%H%M%S") .. "-" .. name .. "-" .. sys.random_hex(2)
+end
+
+local function write_about(state, status)
+  local spec = state.spec
+  local about = {
+    id = state.id, name = spec.name, spec = spec.file, recipe = spec.recipe, epochs = spec.epochs,
+    concurrency = spec.concurrency, budget = spec.budget or json.null, cache = spec.cache or false,
+    status = status or "running", runs = #state.jobs, finished = state.done,
+    variants = json.array{}, inputs = json.array{},
+  }
+  for _, v in ipairs(spec.variants) do about.variants[#about.variants + 1] = {name = v.name, settings = v.settings} end
+  for _, i in ipairs(spec.inputs) do about.inputs[#about.inputs + 1] = {name = i.name, settings = i.settings} end
+  local ok, err = fs.write(state.dir .. "/eval.json", json.encode(about, {indent = 2}) .. "\n")
+  if not ok then state.say("luagent: warning: " .. err.message) end
+end
+
+-- Waits for every worker; Ctrl-C while waiting stops starting runs and waits on.
+local function wait_workers(state, workers)
+  for _, w in ipairs(workers) do
+    while true do
+      local waited, value, err = pcall(w.wait, w)
+      if not waited then -- this wait was cancelled (Ctrl-C): wait on
+        if not is_cancel(value) then error(value, 0) end
+        state.stopping = state.stopping or "interrupted"
+      else
+        if value == nil and err ~= nil then -- the worker failed
+          if not is_cancel(err) then error(err, 0) end
+          state.stopping = state.stopping or "interrupted"
+        end
+        break
+      end
+    end
+  end
+end
+
+-- The page, when this build has luagent.eval_page.
+local function write_page(state)
+  local page = optional("luagent.eval_page")
+  if not page then return nil end
+  local ok, path, err = pcall(page.write, state.dir)
+  if not ok or not path then
+    state.say("luagent: warning: the eval page could not be written: " .. errors.from(ok and err or path).message)
+    return nil
+  end
+  return path
+end
+
+function eval.run(spec, opts)
+  opts = opts or {}
+  local runner = opts.runner
+  if not runner then
+    local err
+    runner, err = eval.default_runner()
+    if not runner then return nil, err end
+  end
+  local root = opts.evals_dir or os.getenv("LUAGENT_EVALS_DIR") or (spec.dir .. "/evals")
+  local id = eval_id(spec.name)
+  local dir = root .. "/" .. id
+  local made, merr = fs.mkdir(dir)
+  if not made then return nil, errors.wrap(merr, "making the eval's folder") end
+  local state = {
+    spec = spec, runner = runner, check = spec.check, id = id, dir = dir, quiet = opts.quiet,
+    say = opts.say or stderr_line, jobs = eval.plan(spec, dir), records = {}, next = 0, finished = 0, done = 0,
+    tokens = 0, cost = 0, results_path = dir .. "/results.jsonl", summary_path = dir .. "/summary.csv",
+  }
+  assert(fs.write(state.results_path, ""))
+  write_about(state)
+  local scripted = eval.scripted_variants(spec)
+  if #scripted > 0 then
+    state.say(#scripted == #spec.variants and
+      "SCRIPTED RUNS: no model is configured (no OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENAI_BASE_URL, no "
+        .. "model.provider), so the recipe's scripted driver runs every run: the variants cannot differ."
+      or ("SCRIPTED RUNS: no model is configured for %s: the recipe's scripted driver runs those."):format(
+        table.concat(scripted, ", ")))
+  end
+  if not opts.quiet then
+    state.say(("eval %s: %d runs (%d variants x %d inputs x %d epochs), %d at a time; %s"):format(id, #state.jobs,
+      #spec.variants, #spec.inputs, spec.epochs, spec.concurrency, dir))
+  end
+  local workers = {}
+  for w = 1, math.max(1, math.min(spec.concurrency, #state.jobs)) do workers[w] = loop.spawn(worker, state) end
+  wait_workers(state, workers)
+  -- runs that never started
+  local skipped = 0
+  if state.stopping == "budget" then
+    state.say(("budget: %s; %d runs not started (skipped)"):format(state.budget_message,
+      math.max(0, #state.jobs - state.next)))
+    for i = state.next + 1, #state.jobs do
+      local job = state.jobs[i]
+      record(state, job, results.line(job, {status = "skipped", passed = false,
+        skipped = "not started: " .. state.budget_message}))
+      skipped = skipped + 1
+    end
+  end
+  local rows = results.summarize(spec.variants, state.records)
+  local ok, err = results.write_summary(state.summary_path, rows)
+  if not ok then state.say("luagent: warning: " .. err.message) end
+  local status = state.stopping or "ok"
+  write_about(state, status)
+  local page = write_page(state)
+  return {id = id, dir = dir, status = status, records = state.records, rows = rows, table = view.table(rows),
+          runs = #state.jobs, finished = state.done,
+          results = state.results_path, summary = state.summary_path, page = page, skipped = skipped}
+end
+
+return eval

@@ -1,0 +1,124 @@
+-- luagent.eval.view: what an eval prints for people.
+--
+--   view.progress(n, total, record) -> "[ 3/12] terse / night_hvac-11 #1: passed, score 0.82, ..."
+--   view.table(rows) -> text    one line per variant: runs, pass rate, mean score, turns,
+--     tokens, $, wall (means per finished run); `*` marks the best of each column
+--     (highest pass rate and score, fewest turns, tokens, dollars and seconds) when
+--     variants differ in it as shown.
+local json = require "luagent.json"
+
+local view = {}
+
+local function value(v) if v == json.null then return nil end return v end
+
+local function tokens(n)
+  if n == nil then return "-" end
+  if n >= 10000 then return ("%.1fk"):format(n / 1000) end
+  return ("%d"):format(math.floor(n + 0.5))
+end
+
+local function dollars(x)
+  if x == nil then return "-" end
+  return ("$%.4f"):format(x)
+end
+
+function view.progress(n, total, r)
+  local width = #tostring(total)
+  local parts = {}
+  local verdict
+  if r.status == "interrupted" then verdict = "interrupted"
+  elseif r.passed == true then verdict = "passed"
+  else verdict = "FAILED" end
+  parts[#parts + 1] = verdict
+  if value(r.score) then parts[#parts + 1] = ("score %.2f"):format(r.score) end
+  if value(r.turns) then parts[#parts + 1] = ("%d turns"):format(r.turns) end
+  local usage = value(r.usage)
+  if type(usage) == "table" then
+    parts[#parts + 1] = tokens((value(usage.input_tokens) or 0) + (value(usage.output_tokens) or 0)) .. " tokens"
+  end
+  if value(r.cost) then parts[#parts + 1] = dollars(r.cost) end
+  if value(r.wall_s) then parts[#parts + 1] = ("%.1fs"):format(r.wall_s) end
+  if value(r.cached_calls) or value(r.live_calls) then
+    parts[#parts + 1] = ("%d cached + %d live calls"):format(value(r.cached_calls) or 0, value(r.live_calls) or 0)
+  end
+  local line = ("[%" .. width .. "d/%d] %s / %s #%d: %s"):format(n, total, r.variant, r.input, r.epoch,
+    table.concat(parts, ", "))
+  local why = value(r.error) or value(r.note)
+  if why then line = line .. "  (" .. tostring(why):gsub("\n.*", "") .. ")" end
+  return line
+end
+
+-- The columns: header, the row's value, how to show it, and which end is best.
+local COLUMNS = {
+  {"pass", "pass_rate", function(v) return ("%d%%"):format(math.floor(v * 100 + 0.5)) end, "high"},
+  {"score", "mean_score", function(v) return ("%.2f"):format(v) end, "high"},
+  {"turns", "mean_turns", function(v) return ("%.1f"):format(v) end, "low"},
+  {"tokens", "mean_tokens", tokens, "low"},
+  {"$", "mean_cost", dollars, "low"},
+  {"wall", "mean_wall_s", function(v) return ("%.1fs"):format(v) end, "low"},
+}
+
+-- The best value of a column as shown, or nil when fewer than two variants
+-- have one or they all show the same (nothing to choose).
+local function best_of(rows, column)
+  local key, show, direction = column[2], column[3], column[4]
+  local best, count, differ, first = nil, 0, false, nil
+  for _, row in ipairs(rows) do
+    local v = row[key]
+    if v ~= nil then
+      count = count + 1
+      if first == nil then first = show(v) elseif show(v) ~= first then differ = true end
+      if best == nil or (direction == "high" and v > best) or (direction == "low" and v < best) then best = v end
+    end
+  end
+  if count < 2 or not differ then return nil end
+  return show(best)
+end
+
+local function pad(s, width, left)
+  local fill = (" "):rep(math.max(0, width - #s))
+  return left and (s .. fill) or (fill .. s)
+end
+
+function view.table(rows)
+  local header = {"variant", "runs"}
+  for _, c in ipairs(COLUMNS) do header[#header + 1] = c[1] end
+  local lines = {header}
+  local marked = false
+  local best = {}
+  for i, c in ipairs(COLUMNS) do best[i] = best_of(rows, c) end
+  for _, row in ipairs(rows) do
+    local runs = tostring(row.done)
+    if row.done ~= row.runs then runs = ("%d/%d"):format(row.done, row.runs) end
+    local cells = {row.variant, runs}
+    for i, c in ipairs(COLUMNS) do
+      local v = row[c[2]]
+      local text = v == nil and "-" or c[3](v)
+      if v ~= nil and best[i] ~= nil and text == best[i] then
+        text = text .. "*"
+        marked = true
+      else
+        text = text .. " "
+      end
+      cells[#cells + 1] = text
+    end
+    lines[#lines + 1] = cells
+  end
+  local widths = {}
+  for _, cells in ipairs(lines) do
+    for i, cell in ipairs(cells) do widths[i] = math.max(widths[i] or 0, #cell) end
+  end
+  local out = {}
+  for n, cells in ipairs(lines) do
+    local text = {}
+    for i, cell in ipairs(cells) do
+      if n == 1 and i > 2 then cell = cell .. " " end -- headers line up with the values, not the marks
+      text[i] = pad(cell, widths[i], i == 1)
+    end
+    out[#out + 1] = table.concat(text, "  "):gsub("%s+$", "")
+  end
+  if marked then out[#out + 1] = "* best in its column" end
+  return table.concat(out, "\n") .. "\n"
+end
+
+return view
