@@ -110,6 +110,21 @@ t.test("a run that fails does not fail the other; its result says why", function
   t.eq(evs[#evs - 1].type, "hook"); t.eq(evs[#evs - 1].status, "failed", "the hooks hear how it ended")
 end)
 
+t.test("a recipe's returned exit status decides its run's status, as under luagent run", function()
+  assert(fs.write(work .. "/returns.lua", "luagent.run_dir(); return ...\n"))
+  local function status_of(...)
+    local r = assert(run.new{recipe = work .. "/returns.lua", dir = work .. "/runs/returns-" .. select("#", ...) ..
+                              tostring((...)), quiet = true, capture = true})
+    return r:execute(...)
+  end
+  local res = status_of(1)
+  t.eq(res.status, "failed", "return 1 is a failure")
+  t.eq(res.error.exit_status, 1); t.match(res.error.message, "exit status 1")
+  t.eq(status_of(0).status, "ok", "return 0 is success")
+  t.eq(status_of("text").status, "ok", "a value that is not an exit status is no failure")
+  t.eq(status_of().status, "ok", "no return value")
+end)
+
 t.test("two runs of one recipe at once keep their globals apart", function()
   assert(fs.write(work .. "/globals.lua", [[
 NAME = ...

@@ -195,14 +195,18 @@ end
 -- The run's task: the recipe, then its exit hooks, then run_end.
 local function body(r, chunk, out, ...)
   local traceback
-  local ok, err = xpcall(chunk, function(e)
+  local ok, returned = xpcall(chunk, function(e)
     traceback = debug.traceback(message_of(e), 2)
     return e
   end, ...)
-  local status = "ok"
+  local status, err = "ok", nil
   if not ok then
-    err = errors.from(err)
+    err = errors.from(returned)
     status = err.kind == "cancelled" and "interrupted" or "failed"
+  elseif math.type(returned) == "integer" and returned ~= 0 then
+    -- a recipe returns its exit status, as under `luagent run` (0: success)
+    status, err = "failed", errors.new("error", ("the recipe ended with exit status %d"):format(returned),
+                                       {exit_status = returned})
   end
   local hook_err = r:_run_exit_hooks(status, err and err.message)
   if hook_err and status == "ok" then status, err = "failed", hook_err end
