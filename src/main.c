@@ -28,6 +28,8 @@ static const char USAGE[] =
     "                        changes, and show how the answer and the outputs changed\n"
     "  sandbox build [--offline] | ls | prune            the sandbox image; leftover sandboxes\n"
     "  trace show|html TRACE.jsonl | diff A B            read a run's trace; how two runs differ\n"
+    "  eval SPEC.yaml [--concurrency N] [--set k=v] [-q] variants x inputs x epochs of a recipe, checked\n"
+    "                                                    and compared (evals/<id>/: results, summary, a page)\n"
     "  cache stats|clear [DIR] [--older-than 14d]        the model-call cache: what it holds; empty it\n"
     "  doctor                                            check Docker, the image and API keys\n"
     "  meta [DIR]                                        write LuaLS annotations and .luarc.json for editor help\n"

@@ -76,21 +76,23 @@ function cache.open(opts)
   end
   local order = dir .. "/runs/" .. recipe_name(opts.recipe) .. ".json"
   return setmetatable({
-    dir = dir, mode = mode, order_path = order, previous = previous_keys(order), keys = json.array{},
+    dir = dir, mode = mode, salt = opts.salt, order_path = order, previous = previous_keys(order), keys = json.array{},
     stats = {calls = 0, hits = 0, live = 0, misses = 0, corrupt = 0, saved_cost = 0, saved_unknown = false},
   }, Cache)
 end
 
 -- ---- keys and entries ----
 
-function Cache.key(_, request)
+-- A salt (an eval's epoch after the first) keeps repeats of one request
+-- apart; without one, keys are those of every other run.
+function Cache.key(self, request)
   local body = {}
   for k, v in pairs(request.body) do
     if k ~= "stream" and k ~= "stream_options" then body[k] = v end
   end
   local normalized = json.decode(recording.replay_key(body))
   local canonical = json.encode({v = VERSION, provider = request.provider, base_url = request.base_url,
-                                 body = normalized})
+                                 body = normalized, salt = self.salt})
   return sys.sha256(canonical), normalized
 end
 
@@ -249,7 +251,8 @@ end
 
 -- Opens the run's cache (run.cache) in `mode`; raises what cannot be used.
 function cache.for_run(run, mode, dir)
-  local h, err = cache.open{dir = dir or cache.dir_for(run.settings, run.recipe_dir), mode = mode, recipe = run.recipe}
+  local h, err = cache.open{dir = dir or cache.dir_for(run.settings, run.recipe_dir), mode = mode, recipe = run.recipe,
+                            salt = run.cache_salt}
   if not h then error(err, 0) end
   run.cache = h
   return h

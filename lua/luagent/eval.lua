@@ -66,34 +66,18 @@ function eval.plan(spec, root)
   return jobs
 end
 
--- A module of this build, or nil when it has none (a part not built in yet).
-local function optional(name)
-  if package.preload[name] or package.searchpath(name, package.path) then return require(name) end
-  return nil
-end
-
--- luagent.run's runner; nil, err when this build cannot run recipes side by
--- side. The model-call cache (luagent.cache) is the eval's choice for every
--- run, over a recipe's own `cache:` setting, like --cache / --no-cache: each
--- run opens it in the same folder (setting cache.dir, LUAGENT_CACHE, or
--- .luagent/cache beside the recipe), so runs share what is stored.
+-- luagent.run's runner. The model-call cache (luagent.cache) is the eval's
+-- choice for every run, over a recipe's own `cache:` setting, like --cache /
+-- --no-cache: each run opens it in the same folder (setting cache.dir,
+-- LUAGENT_CACHE, or .luagent/cache beside the recipe), so runs share what is
+-- stored; a repeat (epoch > 1) has its own keys, so it asks the model anew.
 function eval.default_runner()
   local run = require "luagent.run"
-  if type(run.new) ~= "function" then
-    return nil, errors.new("config", "this luagent cannot run several recipe runs in one process yet "
-      .. "(luagent.run has no run.new): eval needs run contexts")
-  end
-  local cache = optional("luagent.cache")
   return function(job)
-    local r, err = run.new{recipe = job.recipe, settings = job.settings, dir = job.dir, capture = true, quiet = true}
+    local r, err = run.new{recipe = job.recipe, settings = job.settings, dir = job.dir, capture = true, quiet = true,
+                           cache = job.cache or "off",
+                           cache_salt = job.epoch and job.epoch > 1 and ("epoch " .. job.epoch) or nil}
     if not r then return {status = "failed", error = err} end
-    if cache and cache.for_run then
-      r.cache_option = job.cache or false
-      if job.cache then
-        local ok, cerr = pcall(cache.for_run, r, job.cache)
-        if not ok then return {status = "failed", error = errors.wrap(errors.from(cerr), "the model-call cache")} end
-      end
-    end
     local ok, result = pcall(r.execute, r)
     if ok then return result end
     -- Ctrl-C: execute lets the run end (its hooks save what it made), then
@@ -300,10 +284,9 @@ local function wait_workers(state, workers)
   end
 end
 
--- The page, when this build has luagent.eval_page.
+-- The comparison page (luagent.eval_page); a failure is a warning.
 local function write_page(state)
-  local page = optional("luagent.eval_page")
-  if not page then return nil end
+  local page = require("luagent.eval_page")
   local ok, path, err = pcall(page.write, state.dir)
   if not ok or not path then
     state.say("luagent: warning: the eval page could not be written: " .. errors.from(ok and err or path).message)
@@ -314,12 +297,7 @@ end
 
 function eval.run(spec, opts)
   opts = opts or {}
-  local runner = opts.runner
-  if not runner then
-    local err
-    runner, err = eval.default_runner()
-    if not runner then return nil, err end
-  end
+  local runner = opts.runner or eval.default_runner()
   local root = opts.evals_dir or os.getenv("LUAGENT_EVALS_DIR") or (spec.dir .. "/evals")
   local id = eval_id(spec.name)
   local dir = root .. "/" .. id

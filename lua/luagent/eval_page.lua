@@ -9,9 +9,10 @@
 --
 --   eval_page.write(eval_dir, {max_image = bytes}) -> path of index.html | nil, err
 --   eval_page.read_results(eval_dir) -> results | nil, err     results.jsonl, one table a line
---   eval_page.variant_rows(results) -> rows   one per variant, in order of appearance:
---       {variant, runs, ran, skipped, errors, passed, checked, pass_rate, mean_score, turns,
---        tokens, cost, wall_s, best = {column = true}}   (means per run that ran; nil: none known)
+--   eval_page.variant_rows(results) -> rows   one per variant, in order of appearance: the rows of
+--       luagent.eval.results.summarize (runs, done, skipped, interrupted, errors, passed, checked,
+--       pass_rate, mean_score, mean_turns, mean_tokens, mean_cost, mean_wall_s, ...), each with
+--       best = {column = true}   (means per run that ran; nil: none known)
 --
 -- What it reads (written by luagent.eval): eval_dir/results.jsonl, one JSON
 -- object a line: variant, input, epoch, passed, score, note, stopped_by,
@@ -59,21 +60,11 @@ local function number(v)
   return type(v) == "number" and v or nil
 end
 
-local function tokens_of(r)
-  local u = type(r.usage) == "table" and r.usage or {}
-  if not number(u.input_tokens) and not number(u.output_tokens) then return nil end
-  return (number(u.input_tokens) or 0) + (number(u.output_tokens) or 0)
-end
-
-local function mean(list)
-  if #list == 0 then return nil end
-  local sum = 0
-  for _, v in ipairs(list) do sum = sum + v end
-  return sum / #list
-end
+local tokens_of = require("luagent.eval.results").tokens_of
 
 -- Which row is best in each column (only when there are rows to compare and they differ).
-local BEST = {pass_rate = "max", mean_score = "max", turns = "min", tokens = "min", cost = "min", wall_s = "min"}
+local BEST = {pass_rate = "max", mean_score = "max", mean_turns = "min", mean_tokens = "min", mean_cost = "min",
+              mean_wall_s = "min"}
 
 local function mark_best(rows)
   for _, row in ipairs(rows) do row.best = {} end
@@ -97,41 +88,7 @@ local function mark_best(rows)
 end
 
 function eval_page.variant_rows(results)
-  local rows, by_name = {}, {}
-  for _, r in ipairs(results) do
-    local name = tostring(r.variant or "?")
-    local row = by_name[name]
-    if not row then
-      row = {variant = name, runs = 0, ran = 0, skipped = 0, errors = 0, passed = 0, checked = 0,
-             lists = {score = {}, turns = {}, tokens = {}, cost = {}, wall_s = {}}}
-      by_name[name] = row
-      rows[#rows + 1] = row
-    end
-    row.runs = row.runs + 1
-    if r.skipped then
-      row.skipped = row.skipped + 1
-    else
-      row.ran = row.ran + 1
-      if r.error and r.error ~= json.null then row.errors = row.errors + 1 end
-      if type(r.passed) == "boolean" then
-        row.checked = row.checked + 1
-        if r.passed then row.passed = row.passed + 1 end
-      end
-      local l = row.lists
-      l.score[#l.score + 1] = number(r.score)
-      l.turns[#l.turns + 1] = number(r.turns)
-      l.tokens[#l.tokens + 1] = tokens_of(r)
-      l.cost[#l.cost + 1] = number(r.cost)
-      l.wall_s[#l.wall_s + 1] = number(r.wall_s)
-    end
-  end
-  for _, row in ipairs(rows) do
-    local l = row.lists
-    row.pass_rate = row.checked > 0 and row.passed / row.checked or nil
-    row.mean_score, row.turns, row.tokens = mean(l.score), mean(l.turns), mean(l.tokens)
-    row.cost, row.wall_s = mean(l.cost), mean(l.wall_s)
-    row.lists = nil
-  end
+  local rows = require("luagent.eval.results").summarize(nil, results)
   mark_best(rows)
   return rows
 end
@@ -405,8 +362,9 @@ local function variant_table(out, rows)
     end
     out[#out + 1] = ("<tr><td>%s</td><td>%d</td>%s%s%s%s%s%s<td>%d</td><td>%d</td></tr>"):format(escape(row.variant),
       row.runs, cell("pass_rate", row.pass_rate and ("%.0f%% (%d/%d)"):format(row.pass_rate * 100, row.passed,
-      row.checked) or "—"), cell("mean_score", fmt(row.mean_score, "%.2f")), cell("turns", fmt(row.turns, "%.1f")),
-      cell("tokens", kilo(row.tokens)), cell("cost", fmt(row.cost, "$%.4f")), cell("wall_s", fmt(row.wall_s, "%.1f s")),
+      row.checked) or "—"), cell("mean_score", fmt(row.mean_score, "%.2f")), cell("mean_turns", fmt(row.mean_turns, "%.1f")),
+      cell("mean_tokens", kilo(row.mean_tokens)), cell("mean_cost", fmt(row.mean_cost, "$%.4f")),
+      cell("mean_wall_s", fmt(row.mean_wall_s, "%.1f s")),
       row.errors, row.skipped)
   end
   out[#out + 1] = '</tbody></table><p class="dim">Means per run that ran; ★ marks the best of each column.</p></section>'

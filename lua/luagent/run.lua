@@ -97,7 +97,7 @@ function RecipeRun:_start(opts)
   if opts.replay or opts.record then self:_use_recording(opts) end
   -- the model-call cache: "on" | "refresh" switch it on; "off" (--no-cache) is
   -- kept so a recipe's YAML cannot undo it (luagent.cache.from_config)
-  self.cache_option = opts.cache
+  self.cache_option, self.cache_salt = opts.cache, opts.cache_salt
   if opts.cache == "on" or opts.cache == "refresh" then require("luagent.cache").for_run(self, opts.cache) end
 end
 

@@ -49,7 +49,7 @@ t.test("variant rows: pass rate, means per run that ran, the best of each column
   local brief, thorough = rows[1], rows[2]
   t.eq(brief.variant, "brief")
   t.eq(brief.runs, 6)
-  t.eq(brief.ran, 5)
+  t.eq(brief.done, 5)
   t.eq(brief.skipped, 1)
   t.eq(brief.passed, 3)
   t.eq(brief.pass_rate, 3 / 5)
@@ -57,7 +57,7 @@ t.test("variant rows: pass rate, means per run that ran, the best of each column
   t.eq(thorough.pass_rate, 5 / 6)
   t.ok(math.abs(brief.mean_score - (3 * 0.75 + 2 * 0.2) / 5) < 1e-9, "brief's mean score")
   t.same(thorough.best, {pass_rate = true, mean_score = true})
-  t.same(brief.best, {turns = true, tokens = true, cost = true, wall_s = true})
+  t.same(brief.best, {mean_turns = true, mean_tokens = true, mean_cost = true, mean_wall_s = true})
   -- one variant, or values all equal: nothing is marked
   local one = eval_page.variant_rows({{variant = "a", passed = true, turns = 3}})
   t.same(one[1].best, {})

@@ -76,23 +76,33 @@ local function mean(acc, key)
   return n and n > 0 and acc[key] / n or nil
 end
 
+-- One row per variant (in the order of `variants`, or of first appearance
+-- when it is nil): runs, done, passed, checked (runs the check judged),
+-- skipped, interrupted, errors, pass_rate (of the checked), mean_* and
+-- totals. The terminal table, summary.csv and the eval page all use it.
 function results.summarize(variants, records)
   local rows, by_name = {}, {}
-  for i, v in ipairs(variants) do
-    rows[i] = {variant = v.name, runs = 0, done = 0, passed = 0, skipped = 0, interrupted = 0, errors = 0}
-    by_name[v.name] = {row = rows[i], acc = {}}
+  local function row_for(name)
+    if not by_name[name] then
+      rows[#rows + 1] = {variant = name, runs = 0, done = 0, passed = 0, checked = 0, skipped = 0, interrupted = 0,
+                         errors = 0}
+      by_name[name] = {row = rows[#rows], acc = {}}
+    end
+    return by_name[name]
   end
+  for _, v in ipairs(variants or {}) do row_for(v.name) end
   for _, r in ipairs(records) do
-    local entry = by_name[r.variant]
+    local entry = (variants == nil or by_name[r.variant]) and row_for(tostring(r.variant or "?"))
     if entry then
       local row, acc = entry.row, entry.acc
       row.runs = row.runs + 1
-      if r.status == "skipped" then
+      if r.status == "skipped" or (value(r.skipped) and r.skipped ~= false) then
         row.skipped = row.skipped + 1
       elseif r.status == "interrupted" then
         row.interrupted = row.interrupted + 1
       else
         row.done = row.done + 1
+        if type(r.passed) == "boolean" then row.checked = row.checked + 1 end
         if r.passed == true then row.passed = row.passed + 1 end
         if value(r.error) then row.errors = row.errors + 1 end
         add(acc, "score", value(r.score))
@@ -108,7 +118,7 @@ function results.summarize(variants, records)
   end
   for _, entry in pairs(by_name) do
     local row, acc = entry.row, entry.acc
-    row.pass_rate = row.done > 0 and row.passed / row.done or nil
+    row.pass_rate = row.checked > 0 and row.passed / row.checked or nil
     row.mean_score, row.mean_turns, row.mean_tokens = mean(acc, "score"), mean(acc, "turns"), mean(acc, "tokens")
     row.mean_cost, row.mean_wall_s = mean(acc, "cost"), mean(acc, "wall_s")
     row.total_tokens, row.total_cost, row.saved_cost = acc.tokens, acc.cost, acc.saved_cost

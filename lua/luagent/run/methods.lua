@@ -3,7 +3,7 @@
 -- so an empty recipe never does: its events (emit, subscribe, unsubscribe,
 -- with stats and final), its folder (dir), and making and executing runs.
 --
---   run.new{recipe, settings, dir, id, args, quiet, json, record, replay, cache, transport, capture}
+--   run.new{recipe, settings, dir, id, args, quiet, json, record, replay, cache, cache_salt, transport, capture}
 --     -> r | nil, err     a run, started (its transport chosen, its trace subscribed); err
 --                         (kind "config") when record/replay cannot be used; bad options raise
 --   r:execute(...) -> {status = "ok" | "failed" | "interrupted", error, traceback, final, stats, dir, trace}
@@ -154,7 +154,7 @@ function methods.new(opts)
                       id = opts.id, capture = opts.capture or false, replaying = false,
                       transport = opts.transport or require("luagent.model").transport}
   local ok, err = pcall(r._start, r, {quiet = opts.quiet, json = opts.json, record = opts.record, replay = opts.replay,
-                                     cache = opts.cache})
+                                     cache = opts.cache, cache_salt = opts.cache_salt})
   if not ok then
     return errors.fail("config", "run.new: " .. (errors.is(err) and err.message or tostring(err)), {recipe = opts.recipe})
   end
