@@ -23,8 +23,14 @@ local queue, label, runs, hang = ...
 local steps = {}
 for _ = 1, tonumber(runs) do
   steps[#steps + 1] = {text = "Counting.", tool_calls = {{name = "run_python", arguments = {code =
-    "import os\nos.makedirs('output', exist_ok=True)\nn = len(open('input/data.txt').read().split())\n"
-    .. "open('output/answer.txt', 'w').write('" .. label .. " %d' % n)\nprint(n)"}}}, usage = {input_tokens = 100, output_tokens = 20}}
+    "import os, struct, zlib\nos.makedirs('output', exist_ok=True)\nn = len(open('input/data.txt').read().split())\n"
+    .. "open('output/answer.txt', 'w').write('" .. label .. " %d' % n)\n"
+    -- a 40x20 PNG in the variant's colour (ALPHA red, BETA blue), for the page's images
+    .. "rgb = bytes([214, 39, 40]) if '" .. label .. "' == 'ALPHA' else bytes([31, 119, 180])\n"
+    .. "chunk = lambda t, d: struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))\n"
+    .. "raw = b''.join(b'\\x00' + rgb * 40 for _ in range(20))\n"
+    .. "open('output/chart.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 40, 20, 8, 2, 0, 0, 0))"
+    .. " + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))\nprint(n)"}}}, usage = {input_tokens = 100, output_tokens = 20}}
   steps[#steps + 1] = {text = label .. ": the words are counted.", usage = {input_tokens = 150, output_tokens = 10}}
 end
 if hang == "hang" then steps[#steps + 1] = {hang = 60, text = "too late"} end
@@ -76,6 +82,42 @@ check "an eval of 2 variants x 3 inputs x 2 epochs exits 0, prints the table and
   grep -q '^page: .*index.html' $TMP/stdout"
 check "one progress line per run; the page is written" sh -c "
   [ \$(grep -c '^\[ *[0-9]*/12\] ' $TMP/first.err) -eq 12 ] && grep -q 'ALPHA: the words' $first/index.html"
+. tests/e2e/chromium.sh
+if chromium_ready; then
+  chromium_screenshot "file://$first/index.html" "$TMP/eval-shot.png" 1280,2000
+  check "the eval's page renders in headless Chromium: a full screenshot with both variants' image colours" \
+    python3 - "$TMP/eval-shot.png" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG'
+pos, idat, (w, h) = 8, b'', (0, 0)
+while pos < len(data):
+    n, kind = struct.unpack('>I4s', data[pos:pos + 8]); body = data[pos + 8:pos + 8 + n]; pos += 12 + n
+    if kind == b'IHDR': w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+    if kind == b'IDAT': idat += body
+raw = zlib.decompress(idat); bpp = 4 if ctype == 6 else 3; stride = w * bpp
+assert (w, h) == (1280, 2000), (w, h)
+prev, colours = bytearray(stride), set()
+for y in range(h):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0; b = prev[x]; c = prev[x - bpp] if x >= bpp else 0
+        p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+        line[x] = (line[x] + [0, a, b, (a + b) // 2, a if pa <= pb and pa <= pc else (b if pb <= pc else c)][f]) & 255
+    for x in range(0, stride, bpp): colours.add(bytes(line[x:x + 3]))
+    prev = line
+for want in (bytes([214, 39, 40]), bytes([31, 119, 180])):
+    assert want in colours, 'colour %s not on the page' % want.hex()
+PY
+  chromium_dom "file://$first/index.html" > "$TMP/eval-dom.html"
+  check "the eval's page DOM: both variants, 12 runs' PNG images as data: URIs, the answers diffed against alpha" sh -c "
+    grep -q '<tr><td>alpha</td><td>6</td>' $TMP/eval-dom.html && grep -q '<tr><td>beta</td><td>6</td>' $TMP/eval-dom.html &&
+    [ \$(grep -o '<img src=\"data:image/png;base64,' $TMP/eval-dom.html | wc -l) -eq 12 ] &&
+    grep -q '<span class=\"d-del\">-ALPHA ' $TMP/eval-dom.html && grep -q '<span class=\"d-add\">+BETA ' $TMP/eval-dom.html"
+else
+  chromium_skip "the eval's page renders in headless Chromium: a full screenshot with both variants' image colours" \
+    "the eval's page DOM: both variants, 12 runs' PNG images as data: URIs, the answers diffed against alpha"
+fi
 check "12 result lines with the right fields" python3 - "$first" <<'PY'
 import json, os, sys
 d = sys.argv[1]
