@@ -82,6 +82,30 @@ check "replayed with no key and provider auto, the recipe picks the recorded pro
   [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'The anomaly is in the report.' $TMP/stdout && ! grep -q SCRIPTED $TMP/stdout"
 check "... and the same artifacts" check_energy_run "$run" "$run/input/building_energy.truth.json"
 
+# The model-call cache on the real recipe: a first run over the fake provider fills it; the rerun
+# asks the provider nothing, yet every sandbox step runs again and gives the same answer and outputs.
+cq=energy-cache-$$
+cbase=$("$LUAGENT" run -q tests/e2e/script_fake.lua -- "$cq" energy)
+count_requests() { "$LUAGENT" run -q /dev/stdin -- "$1" <<'LUA'
+package.path = "tests/lua/?.lua;" .. package.path
+print(#require("fake_provider_client").requests((...)))
+LUA
+}
+run_luagent run recipes/energy_anomaly.lua -q --cache --set model.provider=openai --set "model.base_url=$cbase" \
+  --set "cache.dir=$TMP/energy-cache"
+cached_first=$(latest_run energy_anomaly); cp "$TMP/stdout" "$TMP/cache-first.out"
+asked=$(count_requests "$cq")
+run_luagent run recipes/energy_anomaly.lua --cache --set model.provider=openai --set "model.base_url=$cbase" \
+  --set "cache.dir=$TMP/energy-cache"
+cached_second=$(latest_run energy_anomaly); asked_after=$(count_requests "$cq")
+check "the energy recipe rerun with --cache asks the model nothing and says so, with the same answer" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && [ $asked = 6 ] && [ $asked_after = 6 ] &&
+  grep -q '6 model calls: 6 from cache, 0 live' $TMP/stderr && grep -q 'The anomaly is in the report.' $TMP/stdout &&
+  [ \"\$(grep -c sandbox_exec $cached_second/trace.jsonl)\" = \"\$(grep -c sandbox_exec $cached_first/trace.jsonl)\" ]"
+check "... and the same outputs: anomalies.csv and report.md byte for byte, a chart" sh -c "
+  cmp $cached_first/output/anomalies.csv $cached_second/output/anomalies.csv &&
+  cmp $cached_first/output/report.md $cached_second/output/report.md && [ -s $cached_second/output/energy.png ]"
+
 run_luagent run recipes/energy_anomaly.lua -q --set input=$TMP/nope.csv
 check "a missing input file is one clear error naming the manifest entry and the path" sh -c "
   [ \"\$(cat $TMP/status)\" = 1 ] && grep -q 'input/building_energy.csv' $TMP/stderr && grep -q 'nope.csv' $TMP/stderr"
