@@ -64,6 +64,7 @@ errors.KINDS = {
   deadlock = {retry = false, about = "a task waits for something that can never happen"},
   -- agents
   tool = {retry = false, about = "a tool could not do what the model asked; the agent shows the model why"},
+  mcp = {retry = false, about = "an MCP server exited, or refused a request (a JSON-RPC error); the message names it"},
   -- anything else
   error = {retry = false, about = "a raised error that was not a luagent error value (its text is the message)"},
 }

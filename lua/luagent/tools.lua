@@ -184,6 +184,12 @@ function tools.standard(box, opts)
           tools.list_files(box), tools.view_image(box)}
 end
 
+-- The tools of an MCP server (luagent.mcp): tools.mcp{command = {...}} or
+-- tools.mcp{url = "http://host/mcp"}, with only, prefix, ... -> list | nil, err
+function tools.mcp(opts)
+  return require("luagent.mcp").tools(opts)
+end
+
 -- Checks a tool table's shape; raises naming what is wrong.
 function tools.check(tool, where)
   where = where or "tool"

@@ -115,6 +115,9 @@ function trace.describe(ev)
   elseif t == "tool_result" then
     local status = ev.is_error and ("error: " .. first_line(ev.content, 60)) or first_line(ev.content, 60)
     return ("  turn %-2d %-12s %5.1fs  %s"):format(ev.turn, ev.name, ev.duration or 0, status)
+  elseif t == "mcp_progress" then
+    return ("  turn %-2s %-12s  progress %s%s%s"):format(ev.turn or "-", ev.tool, tostring(ev.progress),
+      ev.total and ("/" .. tostring(ev.total)) or "", ev.message and ("  " .. first_line(ev.message, 60)) or "")
   elseif t == "agent_reminder" then
     return ("  turn %-2d reminded the agent: missing %s"):format(ev.turn, table.concat(ev.missing or {}, ", "))
   elseif t == "agent_limit" then

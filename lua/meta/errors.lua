@@ -16,6 +16,7 @@
 ---| "not_a_file"         # a folder or a special file where a regular file was expected
 ---| "too_large"          # over a size limit (max_bytes, max_extract, a response body cap)
 ---| "tool"               # a tool could not do what the model asked
+---| "mcp"                # an MCP server exited, or refused a request (a JSON-RPC error)
 ---| "tar"                # a tar archive that is damaged or breaks the extraction rules
 ---| "bad_entry"          # a manifest or tar entry that cannot be staged (bad path, missing source)
 ---| "json"               # text that is not valid JSON

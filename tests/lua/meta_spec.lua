@@ -21,6 +21,7 @@ local MODULES = {
   ["luagent.model"] = {"model.lua", "model"},
   ["luagent.agent"] = {"agent.lua", "agent"},
   ["luagent.tools"] = {"tools.lua", "tools"},
+  ["luagent.mcp"] = {"tools.lua", "mcp"},
   ["luagent.retry"] = {"retry.lua", "retry"},
   ["luagent.trace"] = {"trace.lua", "trace"},
   ["luagent.outputs"] = {"outputs.lua", "outputs"},
@@ -50,7 +51,7 @@ local MODULES = {
 local CLASSES = {
   Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
   Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
-  RecipeRun = "lowlevel.lua",
+  RecipeRun = "lowlevel.lua", McpClient = "tools.lua", McpToolList = "tools.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {
@@ -61,6 +62,9 @@ local INTERNAL = {
   Runner = "the in-container runner executor of a session (lua/luagent/sandbox/runner.lua)",
   DockerExec = "the one-exec-per-command executor of a session (lua/luagent/sandbox/docker_exec.lua)",
   Reader = "the eval spec checker's state while it reads one spec (lua/luagent/eval/spec.lua)",
+  McpStream = "MCP's line-based stdio transport over a process's streams (lua/luagent/mcp/stream.lua)",
+  HostProcess = "the streams of a host process running an MCP server (lua/luagent/mcp/stdio.lua)",
+  HttpTransport = "MCP's Streamable HTTP transport (lua/luagent/mcp/http.lua)",
 }
 
 local function sorted_keys(set)
