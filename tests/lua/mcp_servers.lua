@@ -29,11 +29,15 @@ function servers.filesystem(root)
 end
 
 -- server-everything serving Streamable HTTP: its process (stdout: its log) and URL.
+-- The SDK's HTTP server calls the global `crypto`, which node 18 (Debian 12's)
+-- has only behind a flag.
 function servers.everything_http()
+  local _, version = luagent.sys.execute({"node", "--version"})
   for _ = 1, 5 do
     local port = math.random(20000, 50000)
     local env = process.environ()
     env.PORT = tostring(port)
+    if version:match("^v18%.") then env.NODE_OPTIONS = "--experimental-global-webcrypto" end
     local proc = assert(process.spawn{argv = servers.everything("streamableHttp"), env = env, stdout = "pipe",
                                       stderr = "pipe", new_group = true})
     local said = ""
