@@ -6,7 +6,8 @@
 #   make demo       run the energy-anomaly recipe end to end
 #   make eval       the energy recipe's eval: 2 instruction texts x generated datasets, scored
 #   make deps       install the Debian packages luagent needs (or print the apt-get line)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (the binary, the LuaLS annotations, the man page)
+#   make man        build/luagent.1, the man page (luagent help --man)
 #   make bench      print the benchmarks (never pass/fail)
 
 VERSION   := 0.1.0
@@ -35,9 +36,12 @@ CORE_SRC  := $(filter-out src/main.c,$(SRC))
 LUA_FILES := $(shell find lua -name '*.lua' -not -path 'lua/meta/*' | LC_ALL=C sort)
 META_FILES := $(shell find lua/meta -name '*.lua' 2>/dev/null | LC_ALL=C sort)
 ASSETS    := $(shell find sandbox -type f 2>/dev/null | LC_ALL=C sort) $(META_FILES)
+# `luagent new`'s templates: recipes/templates/, and the energy recipe for --from energy_anomaly
+ASSETS    += $(shell find recipes/templates -type f 2>/dev/null | LC_ALL=C sort) \
+             $(sort $(wildcard recipes/energy_*.lua recipes/energy_*.yaml))
 OBJ       := $(SRC:src/%.c=build/%.o) build/embedded.o
 
-.PHONY: all test check asan demo eval deps install bench clean check-deps
+.PHONY: all test check asan demo eval deps install bench clean check-deps man
 
 all: luagent
 
@@ -108,11 +112,18 @@ bench: deps
 	$(MAKE) luagent
 	bench/run
 
-install: luagent
+install: luagent build/luagent.1
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 luagent $(DESTDIR)$(PREFIX)/bin/luagent
 	install -d $(DESTDIR)$(PREFIX)/share/luagent/meta
 	install -m 644 $(META_FILES) $(DESTDIR)$(PREFIX)/share/luagent/meta/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 build/luagent.1 $(DESTDIR)$(PREFIX)/share/man/man1/luagent.1
+
+# The man page, from the same pages as `luagent help` (lua/luagent/cli/help_pages.lua).
+man: build/luagent.1
+build/luagent.1: luagent
+	./luagent help --man > $@.tmp && mv $@.tmp $@
 
 clean:
 	rm -rf build luagent
