@@ -105,6 +105,12 @@ check "no NAME: exit 2 with an example" sh -c "[ \"\$(cat $TMP/status)\" = 2 ] &
 in_dir "$TMP/n" new x --from nope
 check "an unknown template: exit 2 listing the templates" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"no such template; there are: basic, energy_anomaly\" $TMP/stderr && [ -z \"\$(ls $TMP/n)\" ]"
+templates_on_help_page() {
+  for t in $(sed -n "s/.*there are: \(.*\) (see.*/\1/p" "$TMP/stderr" | tr -d ','); do
+    "$BIN" help new | grep -q -- "--from.*$t\|$t.*--from\|the template: .*$t" || { echo "$t is not on 'luagent help new'"; return 1; }
+  done
+}
+check "... and 'luagent help new' names each of them" templates_on_help_page
 in_dir "$TMP/n" new x --bogus
 check "an unknown option: exit 2" sh -c "[ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"unknown option '--bogus'\" $TMP/stderr"
 in_dir "$TMP/n" new two --dir "$TMP/made/here"
