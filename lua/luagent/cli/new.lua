@@ -14,7 +14,8 @@
 --       a Lua module name, an unknown template or option, a file that is
 --       already there: nothing is ever overwritten, and then nothing is
 --       written), 1 a file could not be written or a template is missing
---   cli.TEMPLATES   name -> {about, files = {{asset, target ("%s" = NAME), what}}, fill}
+--   cli.TEMPLATES   name -> {files = {{asset, target ("%s" = NAME), what}}, fill(text, name, prefix),
+--                   before_eval (its eval needs NAME_eval_data.lua run first)}
 --   cli.check_name(name) -> true | nil, why
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
@@ -86,7 +87,6 @@ end
 
 cli.TEMPLATES = {
   basic = {
-    about = "a small agent with a sandbox and the standard tools over a CSV (the default)",
     fill = fill_basic,
     files = {
       {"recipes/templates/basic/recipe.lua", "%s.lua", "the recipe: sandbox, tools, agent; a scripted driver"},
@@ -97,7 +97,6 @@ cli.TEMPLATES = {
     },
   },
   energy_anomaly = {
-    about = "the energy-anomaly case study and its helpers, under the new name",
     fill = fill_energy,
     files = {
       {"recipes/energy_anomaly.lua", "%s.lua", "the recipe"},
