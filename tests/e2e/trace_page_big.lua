@@ -13,8 +13,9 @@ assert(fs.mkdir(dir .. "/output"))
 assert(fs.write(dir .. "/output/report.md", "# Report\n\nSynthetic.\n"))
 
 local lines, t, count = {}, 0, 0
+-- One event, after the one before by the time a model call or a command took (else 0.01 s)
 local function emit(ev)
-  t = t + (ev.duration or 0.01)
+  t = t + ((ev.type == "model_response" or ev.type == "sandbox_exec") and ev.duration or 0.01)
   ev.t, ev.time = t, 1780000000 + t
   lines[#lines + 1] = json.encode(ev)
   count = count + 1

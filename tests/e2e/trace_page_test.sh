@@ -123,7 +123,7 @@ cat > "$TMP/probe.js" <<'JS'
   var v = shown();
   r.push("filter=" + document.body.getAttribute("data-filter") + " shown=" + v.length + "/" + all
     + " other=" + others(v, ["bad", "warn", "pin"]) + " bad=" + v.filter(function (e) { return has(e, ["bad"]); }).length);
-  document.querySelector('nav.filter button[data-f="tool"]').click();
+  document.querySelector('nav.filter button[data-f="tool"] span').click();
   v = shown();
   r.push("tool shown=" + v.length + " other=" + others(v, ["k-tool", "pin"]) + " on=" + document.querySelector("nav.filter button.on").getAttribute("data-f"));
   var more = document.querySelector("button.more"), pre = more.previousElementSibling, before = pre.clientHeight;

@@ -77,13 +77,9 @@ local function f_text(body)
   return body.instructions or (body.system and body.system[1].text) or body.messages[1].content
 end
 
+-- How many times `plain` is in `text`.
 local function count(text, plain)
-  local n, at = 0, 1
-  while true do
-    local i = text:find(plain, at, true)
-    if not i then return n end
-    n, at = n + 1, i + #plain
-  end
+  return select(2, text:gsub(plain:gsub("%p", "%%%0"), ""))
 end
 
 local function has(s, plain, what)

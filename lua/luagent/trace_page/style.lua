@@ -100,8 +100,9 @@ style.JS = [[
     if (target && target.offsetParent === null) { set("all"); target.scrollIntoView(); }
   }
   document.querySelector("nav.filter").addEventListener("click", function (e) {
-    var kind = e.target.getAttribute && e.target.getAttribute("data-f");
-    if (!kind) return;
+    var button = e.target.closest && e.target.closest("button[data-f]");
+    if (!button) return;
+    var kind = button.getAttribute("data-f");
     set(kind);
     try { history.replaceState(null, "", "#filter=" + kind); } catch (err) { /* a file: page may refuse */ }
   });
