@@ -301,7 +301,8 @@ end
 
 function Run:go()
   local a = self.agent
-  self:emit({type = "agent_start", task = self.messages[#self.messages].content,
+  local system = self.messages[1].role == "system" and self.messages[1].content or nil
+  self:emit({type = "agent_start", task = self.messages[#self.messages].content, instructions = system,
              model = a.model.provider .. "/" .. tostring(a.model.model), max_turns = a.max_turns, budget = a.budget})
   while true do
     if self.turns >= a.max_turns then

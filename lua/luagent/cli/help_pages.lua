@@ -195,7 +195,7 @@ T.trace = {
   synopsis = {"luagent trace show TRACE.jsonl [--full]", "luagent trace html TRACE.jsonl [-o OUT.html]",
               "luagent trace diff A B"},
   usage = [[
-  trace show|html TRACE.jsonl | diff A B            read a run's trace; how two runs differ]],
+  trace show|html TRACE.jsonl|RUN | diff A B        read a run's trace (a page); how two runs differ]],
   text = [[
 Every run writes runs/<run-id>/trace.jsonl: one JSON event per line for each
 model request and answer, tool call and result, sandbox command (with its
