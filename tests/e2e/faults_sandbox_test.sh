@@ -1,7 +1,8 @@
 # needs: docker
-# Ctrl-C in the middle of a sandbox command: the run stops within 2 s, the
-# outputs are saved, the sandbox is removed, the trace ends "interrupted".
-# The model is tests/fake_provider.py (a test double).
+# When things go wrong with a sandbox open. Ctrl-C in the middle of a sandbox
+# command: the run stops within 2 s, the outputs are saved, the sandbox is
+# removed, the trace ends "interrupted". A run whose sandbox cannot even be
+# made still leaves its trace. The model is tests/fake_provider.py (a test double).
 . tests/e2e/lib.sh
 export LUAGENT_RUNS_DIR="$TMP/runs"
 now() { date +%s.%N; }
@@ -71,7 +72,7 @@ agent_interrupted() {
   [ "$seen" -eq 1 ] || { echo "the provider got $seen requests: the model was asked again after the signal"; return 1; }
   interrupted 130 "$label"
 }
-check "Ctrl-C during an agent's run_python: exit 130 in $took s, no model call after it, trace interrupted, outputs saved, sandbox removed" \
+check "Ctrl-C during an agent's run_python: exit 130 within 2 s, no model call after it, trace interrupted, outputs saved, sandbox removed" \
   agent_interrupted
 remove_left "$label"
 
@@ -96,6 +97,15 @@ else
     ! grep -q 'AFTER PY' "$TMP/stdout" || { echo "the recipe went on after box:python:"; cat "$TMP/stdout"; return 1; }
     interrupted 130 "$label"
   }
-  check "$name (took $took s)" repro_interrupted
+  check "$name" repro_interrupted
   remove_left "$label"
 fi
+
+# ---- a run that fails before its first event still has a trace ----
+rm -rf "$LUAGENT_RUNS_DIR"
+run_luagent run recipes/energy_anomaly.lua --set model.provider=scripted --set sandbox.image=nope:latest
+early=$(ls -d "$LUAGENT_RUNS_DIR"/* | head -1)
+check "a missing sandbox image: exit 1, and the run's folder has its trace (run_start, run_end failed with the engine's words)" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && head -1 $early/trace.jsonl | grep -q '\"type\":\"run_start\"' &&
+  tail -1 $early/trace.jsonl | grep -q '\"type\":\"run_end\"' && tail -1 $early/trace.jsonl | grep -q '\"status\":\"failed\"' &&
+  tail -1 $early/trace.jsonl | grep -q 'nope:latest'"
