@@ -5,15 +5,8 @@
 . tests/e2e/lib.sh
 export LUAGENT_RUNS_DIR="$TMP/runs"
 NAME="outputs too big for the disk: the cut file removed, the rest whole, the manifest says what failed"
-if [ "$(id -u)" != 0 ]; then
-  echo "ok - $SUITE: $NAME # SKIP not root (the test mounts a 64k tmpfs)"; exit 0
-fi
-mkdir -p "$TMP/full"
-if ! mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2> "$TMP/mount.err"; then
-  echo "ok - $SUITE: $NAME # SKIP cannot mount a tmpfs: $(cat "$TMP/mount.err")"; exit 0
-fi
+tiny_disk "$TMP/full" 64k "$NAME" || exit 0
 label=outputs-full-$$
-trap 'umount "$TMP/full" 2>/dev/null; docker ps -aq --filter "label=luagent.test=$label" | xargs -r docker rm -f >/dev/null; rm -rf "$TMP"' EXIT
 
 cat > "$TMP/outputs.lua" <<'LUA'
 local s = luagent.settings
@@ -61,3 +54,4 @@ check "$NAME: exit 1 (a required output is missing), said on stderr" sh -c "
 check "... no file in the output folder is cut: big.bin removed, the others whole" whole
 check "... manifest.json lists what was saved, and big.bin as failed with why and its size" manifest_says
 check "... and no sandbox is left" sh -c "[ \$(docker ps -aq --filter label=luagent.test=$label | wc -l) -eq 0 ]"
+docker ps -aq --filter "label=luagent.test=$label" | xargs -r docker rm -f > /dev/null
