@@ -22,9 +22,10 @@
 -- JSON, a missing required argument or a tool that raises all become tool
 -- results the model reads and can fix — except a cancellation (Ctrl-C,
 -- SIGTERM, task:cancel()): raised, returned or swallowed by a tool, it ends
--- the run at once, raised from agent:run, with no further model call. A result longer than max_tool_output
--- is cut to its head and tail; the whole text stays in the workspace
--- (.luagent/outputs/ID.txt) and the read_output tool pages through it.
+-- the run at once, raised from agent:run, with no further model call. A
+-- result longer than max_tool_output is cut to its head and tail; the whole
+-- text stays in the workspace (.luagent/outputs/ID.txt) and the read_output
+-- tool pages through it.
 -- Declared outputs are checked before the agent may finish: it is told what
 -- is missing (twice at most) and the result lists what is still missing.
 -- An agent is a plain value: the same agent can run twice at once.
