@@ -101,6 +101,10 @@ A step is a JSON object. Forms (keys may combine as noted):
    non-stream: send headers with the full Content-Length but only half the body,
    then close.
 
+4b. A stall: a reply with "stall": N -> like a cut (headers, then the first half of
+   the body or of the events), then N seconds of silence before hanging up: a
+   server that answered 200 and then stopped sending.
+
 5. Invalid JSON: {"invalid_json": true} -> 200, Content-Type: application/json, body
    `{"id": "broken", "choices": [` (non-stream); for a stream, a valid first event
    followed by `data: {"broken": ` and a normal end of stream (Chat Completions:
@@ -795,15 +799,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(k, str(v))
         self.end_headers()
 
-    def _send(self, status, body, headers=None, ctype=JSON_CONTENT_TYPE, cut=False):
+    def _send(self, status, body, headers=None, ctype=JSON_CONTENT_TYPE, cut=False, stall=0):
         if not isinstance(body, bytes):
             body = dumps(body).encode("utf-8")
         all_headers = {"Content-Type": ctype, "Content-Length": str(len(body))}
         all_headers.update(headers or {})
         self._head(status, all_headers)
-        if cut:
+        if cut or stall:
             self.wfile.write(body[:len(body) // 2])
             self.wfile.flush()
+            time.sleep(stall)
             self._hang_up()
         else:
             self.wfile.write(body)
@@ -819,8 +824,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
-    def _stream(self, events, headers, tail=(), cut_after=None):
-        """Send events as a chunked SSE body; cut_after=k sends k events, part of the next, and hangs up."""
+    def _stream(self, events, headers, tail=(), cut_after=None, stall=0):
+        """Send events as a chunked SSE body; cut_after=k sends k events, part of the next,
+        waits `stall` seconds and hangs up."""
         all_headers = {"Content-Type": SSE_CONTENT_TYPE, "Cache-Control": "no-cache",
                        "Transfer-Encoding": "chunked"}
         all_headers.update(headers)
@@ -830,6 +836,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._chunk(e)
             nxt = events[cut_after]
             self._chunk(nxt[:max(1, len(nxt) // 2)])
+            time.sleep(stall)
             self._hang_up()
             return
         for e in list(events) + list(tail):
@@ -909,13 +916,14 @@ class Handler(BaseHTTPRequestHandler):
         reply = Reply(step, body, queue, late=late)
         headers = self._id_headers(provider, reply.n)
         headers.update(extra)
+        stall = float(step.get("stall") or 0)
         if not stream:
             return self._send(200, RENDER_JSON[provider](reply), headers,
-                              cut=bool(step.get("cut")))
+                              cut=bool(step.get("cut")), stall=stall)
         events = RENDER_STREAM[provider](reply)
         half = max(1, len(events) // 2)
-        if step.get("cut"):
-            return self._stream(events, headers, cut_after=min(half, len(events) - 1))
+        if step.get("cut") or stall:
+            return self._stream(events, headers, cut_after=min(half, len(events) - 1), stall=stall)
         if step.get("stream_error") is not None:
             err = step["stream_error"] if isinstance(step["stream_error"], dict) else {}
             return self._stream(events[:half], headers,
@@ -1280,8 +1288,28 @@ class SelfTest:
             self.check(r.status == 200 and r.read() == b"[]", "keep-alive request %d" % i)
         conn.close()
 
+    def test_stall(self):
+        """A stall sends the headers and half the answer at once, then nothing until it hangs up."""
+        q = "stall"
+        self.script(q, [{"text": "abcdefghijklmnop", "stall": 0.5}, {"text": "abcdefgh", "stall": 0.5}])
+        for stream in (False, True):
+            conn = http.client.HTTPConnection(HOST, self.port, timeout=10)
+            t0 = time.time()
+            conn.request("POST", "/q/%s/v1/chat/completions" % q, json.dumps({"model": "m", "stream": stream}),
+                         {"Content-Type": "application/json"})
+            r = conn.getresponse()
+            headers_at = time.time() - t0
+            try:
+                r.read()
+                cut = None
+            except (http.client.IncompleteRead, ConnectionError, ValueError) as e:
+                cut = e
+            conn.close()
+            self.check(r.status == 200 and headers_at < 0.4 and time.time() - t0 >= 0.5 and cut is not None,
+                       "stall (stream=%s): headers at once, then silence, then a cut" % stream)
+
     def run(self):
-        for test in (self.test_chat, self.test_responses, self.test_anthropic, self.test_control):
+        for test in (self.test_chat, self.test_responses, self.test_anthropic, self.test_control, self.test_stall):
             try:
                 test()
             except Exception as e:  # a crash in a check is a failure, named

@@ -20,9 +20,12 @@
 -- limit is a normal outcome with the transcript kept; `on_limit(result)` may
 -- turn it into a final answer. An unknown tool, arguments that are not valid
 -- JSON, a missing required argument or a tool that raises all become tool
--- results the model reads and can fix. A result longer than max_tool_output
--- is cut to its head and tail; the whole text stays in the workspace
--- (.luagent/outputs/ID.txt) and the read_output tool pages through it.
+-- results the model reads and can fix — except a cancellation (Ctrl-C,
+-- SIGTERM, task:cancel()): raised, returned or swallowed by a tool, it ends
+-- the run at once, raised from agent:run, with no further model call. A
+-- result longer than max_tool_output is cut to its head and tail; the whole
+-- text stays in the workspace (.luagent/outputs/ID.txt) and the read_output
+-- tool pages through it.
 -- Declared outputs are checked before the agent may finish: it is told what
 -- is missing (twice at most) and the result lists what is still missing.
 -- An agent is a plain value: the same agent can run twice at once.
@@ -180,6 +183,15 @@ local function is_cancel(err)
   return type(err) == "table" and err.kind == "cancelled"
 end
 
+-- The cancellation a tool let through, returned (nil, err) or caught and
+-- swallowed: the run is stopping (Ctrl-C, SIGTERM, task:cancel()), and no
+-- tool result may hide it, nor may the model be asked again.
+local function stopping(ok, value, err)
+  if not ok and is_cancel(value) then return value end
+  if ok and value == nil and is_cancel(err) then return err end
+  return loop.cancelled()
+end
+
 -- Runs one tool call; whatever goes wrong becomes a result the model reads.
 function Run:call_tool(call, turn)
   local tool = self.by_name[call.name]
@@ -196,11 +208,12 @@ function Run:call_tool(call, turn)
     content, is_error = ("Error: %s needs the argument(s) %s."):format(call.name,
       table.concat(missing_required(tool.parameters, call.arguments), ", ")), true
   else
-    local ok, value = pcall(tool.handler, call.arguments, {call_id = call.id, turn = turn, run = self})
-    if ok then
+    local ok, value, err = pcall(tool.handler, call.arguments, {call_id = call.id, turn = turn, run = self})
+    local stop = stopping(ok, value, err)
+    if stop then
+      error(stop, 0)
+    elseif ok then
       content = as_content(value)
-    elseif is_cancel(value) then
-      error(value, 0)
     else
       local message = type(value) == "table" and (value.message or json.encode(value)) or tostring(value)
       content, is_error = ("Error: the tool %s failed: %s"):format(call.name, message), true
@@ -314,8 +327,11 @@ function Run:go()
       self:emit({type = "agent_limit", reason = spent})
       return self:result("budget", last_text(self.messages))
     end
+    local stop = loop.cancelled()
+    if stop then error(stop, 0) end
     self.turns = self.turns + 1
     local response, err = self:model_turn(self.turns)
+    if not response and is_cancel(err) then error(err, 0) end
     if not response then return self:result("error", last_text(self.messages), err) end
     if #response.tool_calls == 0 then
       local missing = self:missing_outputs()

@@ -55,6 +55,13 @@ function loop.context() end
 ---@return luagent.Task
 function loop.spawn_in(ctx, fn, ...) end
 
+---Was the running task asked to stop (Ctrl-C, SIGTERM, task:cancel(), its
+---main task failing)? Its "cancelled" error, or nil. It stays set after a
+---wait raised the cancellation once, so code that caught it can still tell
+---the run is stopping (the agent and model calls check it).
+---@return luagent.Error? err kind "cancelled"
+function loop.cancelled() end
+
 -- ---- luagent.sys ----
 
 ---low-level: recipes normally do not need this.

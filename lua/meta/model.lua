@@ -60,7 +60,8 @@
 ---@field stream? boolean stream the answer (same result; on_delta sees the text as it comes)
 ---@field on_delta? fun(text: string) called with each piece of streamed text
 ---@field retry? luagent.RetryPolicy this call's retry policy (default: the model's)
----@field timeout? number seconds for the whole call
+---@field timeout? number seconds for each attempt
+---@field deadline? number seconds for the whole call, attempts and waits together (default: the model's)
 ---@field extra? table fields added to the provider's request body as they are
 ---@field turn? integer the agent's turn making this call (for the cache's "live from turn N")
 ---@field agent? string the agent's name making this call
@@ -104,9 +105,10 @@
 ---@field model? string the model name (the provider's default when left out)
 ---@field api_key? string default: OPENAI_API_KEY / ANTHROPIC_API_KEY
 ---@field base_url? string default: OPENAI_BASE_URL or the provider's; a local server needs no key
----@field timeout? number seconds for a call, default 600
+---@field timeout? number seconds for each attempt of a call, default 600
 ---@field connect_timeout? number seconds, default 15
----@field idle_timeout? number seconds without a streamed byte, default 120
+---@field idle_timeout? number seconds without a byte once the answer began (streamed or not), default 30
+---@field deadline? number seconds for a whole call, its retries and waits included, default 600; then kind timeout
 ---@field retry? luagent.RetryPolicy default luagent.retry.default
 ---@field headers? table<string, string> extra HTTP headers
 ---@field extra? table fields added to every request body
@@ -278,6 +280,8 @@ function model.off_event(subscription) end
 ---@field model string the model name
 ---@field base_url string
 ---@field timeout number
+---@field idle_timeout number
+---@field deadline number
 ---@field retry luagent.RetryPolicy
 ---@field totals luagent.ModelTotals
 local Model = {}

@@ -4,7 +4,8 @@
 -- luagent trace diff A B                        how two runs differ, step by step
 --   (A, B: trace.jsonl files or run folders; luagent.cli.trace_diff)
 --
---   cli.load(trace_path) -> events | nil, err
+--   cli.load(trace_path [, {partial = true}]) -> events | nil, err   with partial: events, cut
+--     (the events before the first line that is not a whole event, and {line, message} of it)
 --   cli.escape_html(text) -> text with & < > " escaped (luagent.highlight.escape)
 --   cli.write_html(trace_path | run_dir, out_path) -> out_path | nil, err   the page, for other writers (the eval page)
 local json = require "luagent.json"
@@ -19,8 +20,9 @@ usage: luagent trace show TRACE.jsonl [--full]
        luagent trace html TRACE.jsonl|RUN_DIR [-o OUT.html]
        luagent trace diff A B      (A, B: trace.jsonl files or run folders; exit 0 same, 1 different, 2 bad input)]]
 
--- The trace's events | nil, err (a line that is not a JSON event with a type: kind "json")
-local function load(path)
+-- The trace's events | nil, err (a line that is not a JSON event with a type: kind "json").
+-- With opts.partial: the events before such a line, and where the trace is cut.
+local function load(path, opts)
   local text, err = fs.read(path)
   if not text then return nil, err end
   local list, n = {}, 0
@@ -28,21 +30,15 @@ local function load(path)
     n = n + 1
     local ev = json.decode(line)
     if type(ev) ~= "table" or type(ev.type) ~= "string" then
-      return errors.fail("json", ("%s:%d: not a trace event (a JSON object with a \"type\")"):format(path, n),
-        {path = path, line = n})
+      local message = ("%s:%d: not a trace event (a JSON object with a \"type\")"):format(path, n)
+      if opts and opts.partial then return list, {line = n, message = message} end
+      return errors.fail("json", message, {path = path, line = n})
     end
     list[#list + 1] = ev
   end
   return list
 end
 cli.load = load
-
--- The trace's events, or nil after saying on stderr why not.
-local function load_or_say(path)
-  local list, err = load(path)
-  if not list then io.stderr:write("luagent: ", err.message, "\n") end
-  return list
-end
 
 local function indent(text, max_lines)
   local out, n = {}, 0
@@ -57,9 +53,27 @@ local function indent(text, max_lines)
   return table.concat(out, "\n")
 end
 
+-- What `show` says after the events of a trace that is cut (a full disk, a
+-- killed run): where, and that the run's end is missing. Returns the status.
+local function say_cut(path, list, cut)
+  if cut then
+    io.stderr:write(("luagent: the trace %s is cut at line %d (not a whole event); the %d event%s before it "
+      .. "are shown above\n"):format(path, cut.line, #list, #list == 1 and "" or "s"))
+    return 1
+  end
+  if #list > 0 and list[#list].type ~= "run_end" then
+    io.stderr:write(("luagent: the trace %s ends without run_end: the run was stopped before it finished "
+      .. "(killed, or its disk filled up)\n"):format(path))
+  end
+  return 0
+end
+
 local function show(path, full)
-  local list = load_or_say(path)
-  if not list then return 1 end
+  local list, cut = load(path, {partial = true})
+  if not list then
+    io.stderr:write("luagent: ", cut.message, "\n")
+    return 1
+  end
   local limit = not full and 8 or nil
   for _, ev in ipairs(list) do
     local line = trace.describe(ev)
@@ -72,7 +86,8 @@ local function show(path, full)
     end
     if ev.type == "tool_result" and full then print(indent(ev.content)) end
   end
-  return 0
+  io.stdout:flush()
+  return say_cut(path, list, cut)
 end
 
 cli.escape_html = require("luagent.highlight").escape
