@@ -185,6 +185,16 @@ function model.anthropic(opts) end
 ---@return luagent.Error? err
 function model.from(cfg) end
 
+---What a recipe runs on: the model the settings point at or, when none is
+---configured (provider "auto" with nothing set, or "scripted"), the recipe's
+---scripted driver from make_scripted() — announced plainly on stdout. A
+---provider that is named but unusable raises its error.
+---@param cfg? luagent.ModelConfig
+---@param make_scripted fun(): luagent.Model
+---@return luagent.Model m
+---@return boolean scripted
+function model.from_or_scripted(cfg, make_scripted) end
+
 ---Tries the next model when one keeps failing (after its own retries).
 ---@param models luagent.Model[]
 ---@return luagent.FallbackModel

@@ -89,14 +89,7 @@ end
 
 -- The model: whatever the settings and the environment point at; with none,
 -- the scripted driver — said plainly.
-local llm, err
-if cfg.model.provider ~= "scripted" then llm, err = model.from(cfg.model) end
-if not llm then
-  if cfg.model.provider ~= "auto" and cfg.model.provider ~= "scripted" then error(err.message, 0) end
-  print("SCRIPTED RUN: " .. (err and err.message or "model.provider is scripted"))
-  print("A script makes the tool calls a model would make; each of them really runs in the sandbox.")
-  llm = scripted_driver()
-end
+local llm = model.from_or_scripted(cfg.model, scripted_driver)
 
 -- The input: a path relative to this recipe's folder, or absolute.
 local input = cfg.input:match("^/") and cfg.input or luagent.recipe_dir .. "/" .. cfg.input
@@ -119,11 +112,15 @@ local worker = agent.new{
 }
 
 local result = worker:run(cfg.task)
-local saved = outputs.collect(box, "output", luagent.run_dir("output"), {required = cfg.outputs})
+local saved, not_saved = outputs.collect(box, "output", luagent.run_dir("output"), {required = cfg.outputs})
 
 print()
 print(("Answer (%s, %d turns):"):format(result.stopped_by, result.turns))
 print(result.output or "(no final answer)")
+if not saved then -- e.g. a full disk: say what could not be written, never crash on it
+  print("The outputs could not be saved: " .. not_saved.message)
+  return 1
+end
 for _, f in ipairs(saved.files) do
   print(("  %-22s %7d bytes  %s"):format(f.path, f.size, saved.dir .. "/" .. f.path:match("[^/]+$")))
 end
