@@ -303,7 +303,8 @@ function Process:wait(seconds) end
 ---@return luagent.Error? err
 function Process:signal(sig) end
 
----Kills its whole tree now; wait() then gives the result (exit code 137).
+---Kills its whole tree now; wait() then gives the result (exit code 137 when
+---its main process still ran; killed counts the others).
 ---@return true? ok
 ---@return luagent.Error? err
 function Process:kill() end
