@@ -83,12 +83,6 @@ function docker.volume_name(id)
   return "luagent-" .. id .. "-workspace"
 end
 
--- The small disk volume holding the supervisor binary, mounted at
--- supervisor.HOME (root-owned: commands cannot change it).
-function docker.supervisor_volume(id)
-  return "luagent-" .. id .. "-supervisor"
-end
-
 local function call(client, method, path, body, opts)
   local value, err = client:call(method, path, body, opts)
   if value == nil then return nil, errors.from(err) end
@@ -101,8 +95,8 @@ function docker.remove_volume(client, name)
   return true
 end
 
--- Removes a session's container (when given) and its volumes; what is
--- already gone counts as removed.
+-- Removes a session's container (when given) and its workspace volume; what
+-- is already gone counts as removed.
 function docker.remove(client, container, id)
   local failure
   if container then
@@ -110,10 +104,8 @@ function docker.remove(client, container, id)
     if not done and err.kind ~= "not_found" then failure = err end
   end
   if id then
-    for _, name in ipairs{docker.volume_name(id), docker.supervisor_volume(id)} do
-      local _, err = docker.remove_volume(client, name)
-      failure = failure or err
-    end
+    local _, err = docker.remove_volume(client, docker.volume_name(id))
+    failure = failure or err
   end
   if failure then return nil, failure end
   return true
@@ -135,9 +127,10 @@ local function workspace_mount(spec, volume)
 end
 
 -- The container: the supervisor is PID 1 as uid 0 with only the four
--- capabilities it needs (sandbox/supervisor/DESIGN.md); commands run under
--- it as spec.uid:gid with none. No network, caps on memory (files in RAM
--- included: see luagent.sandbox), CPU and pids, a read-only root.
+-- capabilities it needs (sandbox/supervisor/DESIGN.md), from its volume
+-- mounted read-only; commands run under it as spec.uid:gid with none. No
+-- network, caps on memory (files in RAM included: see luagent.sandbox), CPU
+-- and pids, a read-only root.
 local function container_body(spec, volume)
   local limits, mounts = spec.limits, spec.mounts
   local host_config = {
@@ -150,8 +143,8 @@ local function container_body(spec, volume)
     Tmpfs = {[mounts.tmp.target] = ("rw,noexec,nosuid,nodev,size=%d"):format(mounts.tmp.size)},
     Init = false,
     Mounts = {workspace_mount(spec, volume),
-              {Type = "volume", Source = docker.supervisor_volume(spec.id), Target = supervisor.HOME,
-               VolumeOptions = {NoCopy = true, Labels = spec.labels}}},
+              {Type = "volume", Source = supervisor.volume(), Target = supervisor.HOME, ReadOnly = true,
+               VolumeOptions = {NoCopy = true}}},
   }
   return {
     Image = spec.image, Entrypoint = {supervisor.PATH, "init"}, Cmd = json.array({}), User = "0:0",
@@ -177,8 +170,11 @@ function docker.create(client, spec)
       :format(client.endpoint.description))
   end
   local volume = docker.volume_name(spec.id)
-  local created, err = call(client, "POST", "/containers/create", container_body(spec, volume),
-    {query = {name = "luagent-" .. spec.id}})
+  local created, err = supervisor.ensure(client, spec.image, spec.labels)
+  if created then
+    created, err = call(client, "POST", "/containers/create", container_body(spec, volume),
+      {query = {name = "luagent-" .. spec.id}})
+  end
   if not created then
     docker.remove(client, nil, spec.id)
     return nil, image_missing(err, spec.image)
@@ -255,23 +251,33 @@ function Session:_run_container()
   if not info then return nil, err end
   if info.State and info.State.Running then return true, false end
   local ok
-  ok, err = call(self.client, "POST", "/containers/" .. self.container .. "/start")
+  ok, err = self:_start_container()
   if not ok then return nil, err end
   return true, true
 end
 
-function Session:start()
-  -- the binary goes into its own volume before start: PID 1 runs it
-  local ok, err = engine_io.put_archive(self:_archive_options(supervisor.HOME,
-    {entries = {supervisor.entry()}, uid = 0, gid = 0, timeout = 600}))
-  if not ok then return nil, errors.wrap(err, "staging the sandbox supervisor failed") end
-  ok, err = call(self.client, "POST", "/containers/" .. self.container .. "/start")
-  if ok then ok, err = self:_stage() end
-  if ok then
-    self.executor, err = supervisor.start(self)
-    ok = self.executor ~= nil
+-- Starts the container; when its supervisor volume lacks the binary (it
+-- was pruned, or another process is filling it), fills it and tries again.
+function Session:_start_container()
+  local path = "/containers/" .. self.container .. "/start"
+  local ok, err = call(self.client, "POST", path)
+  if not ok and supervisor.missing(err) then
+    ok, err = supervisor.ensure(self.client, self.spec.image, self.spec.labels, true)
+    if ok then ok, err = call(self.client, "POST", path) end
   end
+  return ok, err
+end
+
+function Session:start()
+  local ok, err = self:_start_container()
   if not ok then return nil, err end
+  -- serve's exec and the staging PUT each cost a round trip to the engine: at once
+  local serving = loop.spawn(function() return supervisor.start(self) end)
+  ok, err = self:_stage()
+  local ex, serve_err = serving:wait()
+  self.executor = ex
+  if not ok then return nil, err end
+  if not ex then return nil, serve_err end
   return true
 end
 

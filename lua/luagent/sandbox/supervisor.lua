@@ -7,14 +7,28 @@
 -- exec. The executor interface is written at the top of luagent.sandbox.docker.
 --
 --   supervisor.HOME, supervisor.PATH        where the binary lives in a session
---   supervisor.entry() -> tar entry          the binary, for the PUT before start
+--   supervisor.entry() -> tar entry          the binary, as a tar entry
+--   supervisor.volume() -> name              the volume holding this binary
+--   supervisor.ensure(client, image, labels [, refill]) -> true | nil, err
+--       that volume exists and holds the binary (filled once per engine)
+--   supervisor.missing(err) -> boolean       a container start failed for want of it
 --   supervisor.start(session) -> ex | nil, err   serve started and ready
+--
+-- The binary reaches a session without a copy per session: one volume per
+-- engine and build, named after the binary's sha256, holds it, and every
+-- session mounts it read-only at supervisor.HOME (root-owned: nothing a
+-- command can write is ever run as root). It is filled once, through a
+-- container that never starts, with an archive PUT: the binary under a
+-- temporary name, then the link its name is, so a session never sees half
+-- of it; a start that finds it missing (the volume was pruned, another
+-- process is filling it) fills it and starts again.
 --
 -- The supervisor owns process trees (a subreaper per command: a command's
 -- leftovers are killed when it ends, and counted), timeouts (it kills the
 -- tree itself), OOM attribution and python's persistent interpreter. Its
 -- result flags: k killed on request, t timed out, o OOM-killed, r the python
 -- interpreter was restarted before this call.
+local engine = require "luagent.engine"
 local engine_io = require "luagent.engine_io"
 local errors = require "luagent.errors"
 local sys = require "luagent.sys"
@@ -33,10 +47,62 @@ local function stream_limit(max_bytes, max_entries)
   return max_bytes + max_entries * 12288 + 1024 * 1024
 end
 
+local function binary()
+  local data = sys.asset(supervisor.ASSET)
+  if not data then error("this luagent was built without " .. supervisor.ASSET .. " (make luagent builds it)", 3) end
+  return data
+end
+
 function supervisor.entry()
-  local binary = sys.asset(supervisor.ASSET)
-  if not binary then error("this luagent was built without " .. supervisor.ASSET .. " (make luagent builds it)", 2) end
-  return {name = "luagent-supervisor", data = binary, mode = 493}
+  return {name = "luagent-supervisor", data = binary(), mode = 493}
+end
+
+local volume_name
+function supervisor.volume()
+  volume_name = volume_name or "luagent-supervisor-" .. sys.sha256(binary()):sub(1, 16)
+  return volume_name
+end
+
+-- Fills the volume through a container that never starts (it mounts the
+-- volume, creating it when missing).
+local function fill(client, image, labels)
+  local name = supervisor.volume()
+  local created, err = client:call("POST", "/containers/create", {
+    Image = image, Entrypoint = {"/nothing"}, Labels = labels, NetworkDisabled = true,
+    HostConfig = {NetworkMode = "none", Mounts = {{Type = "volume", Source = name, Target = supervisor.HOME,
+      VolumeOptions = {NoCopy = true, Labels = {["luagent.supervisor"] = name}}}}},
+  })
+  if not created then return nil, errors.from(err) end
+  local staged = "luagent-supervisor." .. sys.random_hex(6)
+  local ok
+  ok, err = engine_io.put_archive(client:options("/containers/" .. created.Id .. "/archive"
+    .. engine.query_string({path = supervisor.HOME}), {uid = 0, gid = 0, timeout = 600, entries = {
+      {name = staged, data = binary(), mode = 493}, {name = "luagent-supervisor", symlink = staged}}}))
+  client:call("DELETE", "/containers/" .. created.Id, nil, {query = {force = 1}})
+  if not ok then return nil, errors.wrap(err, "staging the sandbox supervisor into " .. name .. " failed") end
+  return true
+end
+
+local ready = setmetatable({}, {__mode = "k"}) -- client -> true once its engine has the volume
+
+function supervisor.ensure(client, image, labels, refill)
+  if ready[client] and not refill then return true end
+  if not refill then
+    local found, err = client:call("GET", "/volumes/" .. supervisor.volume())
+    if not found and err.kind ~= "not_found" then return nil, errors.from(err) end
+    refill = not found
+  end
+  if refill then
+    local ok, err = fill(client, image, labels)
+    if not ok then return nil, err end
+  end
+  ready[client] = true
+  return true
+end
+
+function supervisor.missing(err)
+  local said = err and err.engine_message or ""
+  return said:find(supervisor.PATH, 1, true) ~= nil and said:lower():find("no such file", 1, true) ~= nil
 end
 
 local Executor = {}
