@@ -268,17 +268,21 @@ function Session:_start_container()
   return ok, err
 end
 
+-- Starts serve in the background: the first command waits for it (an exec
+-- attach costs a round trip, which staging or the recipe's own work hides).
+function Session:_serve()
+  self.serving = loop.spawn(function()
+    local ex, err = supervisor.start(self)
+    if ex and self.closing then ex:close() end
+    return ex, err
+  end)
+end
+
 function Session:start()
   local ok, err = self:_start_container()
   if not ok then return nil, err end
-  -- serve's exec and the staging PUT each cost a round trip to the engine: at once
-  local serving = loop.spawn(function() return supervisor.start(self) end)
-  ok, err = self:_stage()
-  local ex, serve_err = serving:wait()
-  self.executor = ex
-  if not ok then return nil, err end
-  if not ex then return nil, serve_err end
-  return true
+  self:_serve()
+  return self:_stage()
 end
 
 -- ---- commands ----
@@ -287,10 +291,22 @@ local function closed_error(self)
   return errors.new("closed", ("the sandbox session %s is closed"):format(self.id))
 end
 
--- The live executor, or nil, err: the session is closed, or the executor
--- died since the last call (the session comes back, and this call, which
--- did not run, says so).
+-- The live executor, or nil, err: the session is closed, serve could not
+-- start (the error; the next call tries again), or the executor died since
+-- the last call (the session comes back, and this call, which did not run,
+-- says so).
 function Session:_ready()
+  local serving = self.serving
+  if serving then
+    local ex, err = serving:wait()
+    if self.serving == serving then
+      self.serving, self.executor = nil, ex
+      if not ex and not self.closing then
+        self:_serve()
+        return nil, errors.wrap(err, "the sandbox supervisor could not start")
+      end
+    end
+  end
   if self.closing then return nil, closed_error(self) end
   local ex = self.executor
   if ex and ex:alive() then return ex end
@@ -384,7 +400,7 @@ end
 function Session:remove()
   if self.removed then return true end
   if not self.closing then
-    self.closing = true
+    self.closing = true -- a serve still starting closes itself
     if self.executor then self.executor:close() end
   end
   local ok, err = docker.remove(self.client, self.container, self.id)
