@@ -16,11 +16,7 @@
  * of a read. A job lives for one call and is closed when it finishes; one
  * closed earlier (a cancelled task's, collected) stops its transfer and
  * frees its state, and its waiter raises "<call> job is closed". */
-#include <errno.h>
 #include <lauxlib.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "file_sink.h"
 #include "lua_engine_io.h"

@@ -136,8 +136,10 @@ void lrunner_sink_finish(lua_State *L, runner_channel *ch, runner_result *r) {
     set_sink_error(L, s->error);
   } else if (!r->done) {
     set_sink_error(L, "the stream ended before the pack did");
+  } else if (s->extract && s->extract->handle.closed) { /* e.g. collected with the channel */
+    set_sink_error(L, "the tar extractor was closed");
   } else if (s->extract) {
-    tar_extract *x = ltar_extract_check(L, s->extract);
+    tar_extract *x = s->extract->x;
     if (tar_extract_finish(x) != 0) {
       set_sink_error(L, tar_extract_error(x));
     } else {
