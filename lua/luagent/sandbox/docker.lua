@@ -323,7 +323,7 @@ function Session:_run(op, job)
   local ok
   ok, err = ex:send(op, job)
   if ok then
-    ok, err = ex:wait(job, job.timeout and job.timeout + BACKSTOP or nil)
+    ok, err = ex:wait(job, (job.timeout or 0) > 0 and job.timeout + BACKSTOP or nil) -- 0: no timeout
     if not ok then ex:result(job) end -- forgotten
   end
   if ok == false then
