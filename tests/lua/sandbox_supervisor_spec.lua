@@ -144,7 +144,7 @@ local function checks(name, image, python)
     for _, f in ipairs(report.files) do longest = math.max(longest, #f.path) end
     t.lt(4096, longest, "a file whose path is longer than PATH_MAX came back")
     local refused = {}
-    for _, r in ipairs(report.refused) do refused[r.name] = r.reason end
+    for _, e in ipairs(report.refused) do refused[e.name] = e.reason end
     t.match(refused["deep/locked.txt"] or "", "cannot read", "an unreadable file is named")
     t.match(refused["deep/pipe"] or "", "fifo", "a fifo is named")
     ok_exec(box, "rm -rf deep")
@@ -193,7 +193,7 @@ local function checks(name, image, python)
     t.eq(r.exit_code, 0, "its main process had ended with 0"); t.eq(r.killed, 2)
     t.eq(count(box, "sleep 100"), 0)
     do
-      local scoped <close> = assert(box:spawn("sleep 1006"))
+      local scoped <close> = assert(box:spawn("sleep 1006")) -- luacheck: ignore 211
       luagent.sleep(0.2)
       t.eq(count(box, "sleep 1006"), 1)
     end
