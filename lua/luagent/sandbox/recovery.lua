@@ -56,10 +56,10 @@ end
 local function restart_error(session, what, why)
   local done = what == "container"
     and ("its container had stopped and was started again%s"):format(session.spec.mounts.workspace.size
-      and ": the workspace was reset to what sandbox.open staged" or " (the workspace volume is kept)")
+      and ", and the workspace was reset to what sandbox.open staged" or " (the workspace volume is kept)")
     or "a new supervisor was started (the workspace is kept)"
-  return errors.new("sandbox_restarted", ("the sandbox session %s lost its supervisor (%s): %s, and the "
-    .. "Python interpreter's state is lost. The command did not run, or ran in part: run it again if needed")
+  return errors.new("sandbox_restarted", ("the sandbox session %s lost its supervisor (%s); %s. The Python "
+    .. "interpreter's state is lost, and the command did not run, or ran in part: run it again if needed")
     :format(session.id, why, done), {restarted = what, session = session.id})
 end
 
