@@ -112,7 +112,9 @@ t.test("an endless loop times out, is really stopped, the session goes on", func
 end)
 
 t.test("a fork bomb is held by the pids cap and stopped", function()
-  local r = ok_exec("bomb() { bomb | bomb & }; bomb; sleep 30", {timeout = 4})
+  -- the sleep first: started after the bomb, its fork could find the pids cap
+  -- reached (the shell ends early, and the race decided whether it timed out)
+  local r = ok_exec("sleep 30 & bomb() { bomb | bomb & }; bomb; wait", {timeout = 4})
   t.eq(r.timed_out, true)
   t.lt(r.duration, 25)
   still_usable()
