@@ -16,7 +16,7 @@ CC        ?= cc
 PKGS      := lua5.4 lua5.4-cjson yaml-0.1
 # libcurl is loaded at first use (src/curl_lazy.c): only its headers are built against
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl)
-BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libyaml-dev pkg-config
+BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libyaml-dev pkg-config musl-tools
 RUN_DEPS  := python3 docker.io debootstrap tar lua-check curl valgrind
 DEPS      := $(BUILD_DEPS) $(RUN_DEPS) lua5.4
 
@@ -32,10 +32,12 @@ LDLIBS  += -ldl -lm
 SRC       := $(wildcard src/*.c)
 CORE_SRC  := $(filter-out src/main.c,$(SRC))
 # lua/meta/ holds LuaLS annotations (definitions, not modules): embedded as
-# assets for `luagent meta`, installed to share/luagent/meta
+# assets for `luagent meta`, installed to share/luagent/meta. The sandbox
+# assets: the image's Dockerfile and offline build, and the supervisor binary
+# staged into every session (build/luagent-supervisor, built below).
 LUA_FILES := $(shell find lua -name '*.lua' -not -path 'lua/meta/*' | LC_ALL=C sort)
 META_FILES := $(shell find lua/meta -name '*.lua' 2>/dev/null | LC_ALL=C sort)
-ASSETS    := $(shell find sandbox -type f 2>/dev/null | LC_ALL=C sort) $(META_FILES)
+ASSETS    := sandbox/Dockerfile sandbox/build-offline.sh build/luagent-supervisor $(META_FILES)
 # `luagent new`'s templates: recipes/templates/, and the energy recipe for --from energy_anomaly
 ASSETS    += $(shell find recipes/templates -type f 2>/dev/null | LC_ALL=C sort) \
              $(sort $(wildcard recipes/energy_*.lua recipes/energy_*.yaml))
@@ -129,8 +131,9 @@ clean:
 	rm -rf build luagent
 
 # The sandbox supervisor (sandbox/supervisor/DESIGN.md): a static binary with no
-# dependency on the image. musl-gcc (Debian's musl-tools, installed when
-# missing and we are root), else the system compiler with -static.
+# dependency on the image, embedded into luagent as an asset. musl-gcc
+# (Debian's musl-tools, a build dependency; installed when missing and we are
+# root), else the system compiler with -static.
 SUPERVISOR_SRC := $(wildcard sandbox/supervisor/*.c) src/supervisor_proto.c src/buf.c
 SUPERVISOR_CC   = $(shell command -v musl-gcc || { tools/deps.sh musl-tools >/dev/null 2>&1 && command -v musl-gcc; } || echo $(CC))
 .PHONY: supervisor

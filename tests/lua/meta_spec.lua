@@ -50,7 +50,7 @@ local MODULES = {
 
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
 local CLASSES = {
-  Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
+  Box = "sandbox.lua", Process = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
   Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
   RecipeRun = "lowlevel.lua",
 }
@@ -60,8 +60,7 @@ local INTERNAL = {
   Stream = "a provider's stream assembler (luagent.model.StreamAssembler)",
   Base = "the shared part of the providers' stream assemblers (lua/luagent/model/stream.lua)",
   Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker.lua)",
-  Runner = "the in-container runner executor of a session (lua/luagent/sandbox/runner.lua)",
-  DockerExec = "the one-exec-per-command executor of a session (lua/luagent/sandbox/docker_exec.lua)",
+  Executor = "the supervisor executor of a session (lua/luagent/sandbox/supervisor.lua)",
   Reader = "the eval spec checker's state while it reads one spec (lua/luagent/eval/spec.lua)",
 }
 
