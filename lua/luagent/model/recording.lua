@@ -9,6 +9,9 @@
 --       raises a string (it runs while the library loads) when the file cannot be used
 --   recording.recorded_provider(path) -> "openai" | "openai_responses" | "anthropic" | nil
 --   recording.diff(recorded, now) -> {"path: recorded X, now Y" lines}   (luagent.diff.values)
+--   recording.add_approval(transport, decision)   an approval decision (luagent.approval) as a
+--       line {"approval": {...}} of the file the recorder `transport` writes; nothing otherwise
+--   recording.approvals(path) -> {decision, ...}  the approval lines of a recording, in order
 --
 -- A recording is JSON lines: a header, then one {endpoint, body, stream,
 -- response = {status, headers, body} | error = {kind, message, status}} per
@@ -40,12 +43,14 @@ local function entry_of(request, res, err, chunks)
   return secrets.redact_value(entry)
 end
 
+local files = setmetatable({}, {__mode = "k"}) -- recorder transport -> its file
+
 function recording.recorder(path, inner)
   local file, why = io.open(path, "w")
   if not file then return errors.fail("io", "--record: cannot create " .. why, {path = path}) end
   file:write(json.encode({luagent_recording = 1, version = require("luagent.host").version}), "\n")
   file:flush()
-  return function(request)
+  local transport = function(request)
     local chunks = {}
     local copy = {}
     for key, value in pairs(request) do copy[key] = value end
@@ -60,6 +65,27 @@ function recording.recorder(path, inner)
     file:flush()
     return res, err
   end
+  files[transport] = file
+  return transport
+end
+
+function recording.add_approval(transport, decision)
+  local file = files[transport]
+  if not file then return end
+  file:write(json.encode({approval = secrets.redact_value(decision)}), "\n")
+  file:flush()
+end
+
+function recording.approvals(path)
+  local list = {}
+  local file = io.open(path, "r")
+  if not file then return list end
+  for line in file:lines() do
+    local entry = line:find('"approval"', 1, true) and json.decode(line)
+    if type(entry) == "table" and type(entry.approval) == "table" then list[#list + 1] = entry.approval end
+  end
+  file:close()
+  return list
 end
 
 -- The places where two requests differ, as "path: recorded X, now Y" lines.
