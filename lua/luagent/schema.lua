@@ -129,9 +129,9 @@ local function resolve(root, ref)
   return type(node) == "table" and node or nil
 end
 
-local CHECKS = {}
+local checks = {}
 
-function CHECKS.type(v, where, out)
+function checks.type(v, where, out)
   local names = type(v) == "table" and v or {v}
   if type(v) == "table" and (not is_list(v) or #v == 0) then
     out[#out + 1] = where .. ": must be a type name or a non-empty list of them (" .. TYPE_LIST .. ")"
@@ -144,7 +144,7 @@ function CHECKS.type(v, where, out)
   end
 end
 
-function CHECKS.schemas_by_name(v, where, out, root)
+function checks.schemas_by_name(v, where, out, root)
   if type(v) ~= "table" or (next(v) ~= nil and is_list(v)) then
     out[#out + 1] = where .. ": must map names to schemas, e.g. {name = {type = \"string\"}}"
     return
@@ -158,7 +158,7 @@ function CHECKS.schemas_by_name(v, where, out, root)
   end
 end
 
-function CHECKS.names(v, where, out)
+function checks.names(v, where, out)
   if not is_list(v) then
     out[#out + 1] = where .. ": must be a list of property names, e.g. {\"name\", \"kind\"}"
     return
@@ -168,11 +168,11 @@ function CHECKS.names(v, where, out)
   end
 end
 
-function CHECKS.schema_or_boolean(v, where, out, root)
+function checks.schema_or_boolean(v, where, out, root)
   if type(v) ~= "boolean" then check_schema(v, where, root, out) end
 end
 
-function CHECKS.schema(v, where, out, root)
+function checks.schema(v, where, out, root)
   if is_list(v) and next(v) ~= nil then
     out[#out + 1] = where .. ": must be one schema (every item matches it), not a list of schemas"
     return
@@ -180,7 +180,7 @@ function CHECKS.schema(v, where, out, root)
   check_schema(v, where, root, out)
 end
 
-function CHECKS.schema_list(v, where, out, root)
+function checks.schema_list(v, where, out, root)
   if not is_list(v) or #v == 0 then
     out[#out + 1] = where .. ": must be a non-empty list of schemas"
     return
@@ -188,13 +188,13 @@ function CHECKS.schema_list(v, where, out, root)
   for i, sub in ipairs(v) do check_schema(sub, ("%s[%d]"):format(where, i), root, out) end
 end
 
-function CHECKS.list(v, where, out)
+function checks.list(v, where, out)
   if not is_list(v) or #v == 0 then out[#out + 1] = where .. ": must be a non-empty list of values" end
 end
 
-function CHECKS.any() end
+function checks.any() end
 
-function CHECKS.ref(v, where, out, root)
+function checks.ref(v, where, out, root)
   if type(v) ~= "string" or v:sub(1, 1) ~= "#" then
     out[#out + 1] = where .. ": must point into this schema, like \"#/$defs/item\" or \"#\""
   elseif not resolve(root, v) then
@@ -202,23 +202,23 @@ function CHECKS.ref(v, where, out, root)
   end
 end
 
-function CHECKS.count(v, where, out)
+function checks.count(v, where, out)
   if math.type(v) ~= "integer" or v < 0 then out[#out + 1] = where .. ": must be an integer >= 0" end
 end
 
-function CHECKS.number(v, where, out)
+function checks.number(v, where, out)
   if type(v) ~= "number" then out[#out + 1] = where .. ": must be a number" end
 end
 
-function CHECKS.positive(v, where, out)
+function checks.positive(v, where, out)
   if type(v) ~= "number" or v <= 0 then out[#out + 1] = where .. ": must be a number > 0" end
 end
 
-function CHECKS.string(v, where, out)
+function checks.string(v, where, out)
   if type(v) ~= "string" then out[#out + 1] = where .. ": must be a string" end
 end
 
-function CHECKS.boolean(v, where, out)
+function checks.boolean(v, where, out)
   if type(v) ~= "boolean" then out[#out + 1] = where .. ": must be true or false" end
 end
 
@@ -238,7 +238,7 @@ check_schema = function(s, where, root, out)
     local kind = KEYWORDS[key]
     local at = where .. "." .. tostring(key)
     if kind then
-      CHECKS[kind](s[key], at, out, root)
+      checks[kind](s[key], at, out, root)
     elseif REFUSED[key] then
       out[#out + 1] = at .. ": " .. REFUSED[key]
     else

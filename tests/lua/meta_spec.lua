@@ -33,6 +33,7 @@ local MODULES = {
   ["luagent.eval.spec"] = {"eval.lua", "spec"},
   -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval)
   ["luagent.cache"] = {"cache.lua", "cache"},
+  ["luagent.schema"] = {"schema.lua", "schema"},
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},
