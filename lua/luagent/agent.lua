@@ -368,6 +368,15 @@ function Run:reply_to_answer(response, text)
   end
 end
 
+-- An answer through the answer tool is taken: its call gets a result too,
+-- so the transcript can be continued (run(task, {messages = transcript})).
+function Run:answer_taken(response)
+  if response.output_call and self.value ~= nil then
+    self.messages[#self.messages + 1] = {role = "tool", tool_call_id = response.output_call.id,
+                                         name = response.output_call.name, content = "The answer was taken."}
+  end
+end
+
 -- An answer tool called beside other tools is not taken: it was written
 -- before their results.
 function Run:answer_not_taken(response)
@@ -455,6 +464,7 @@ function Run:go()
         local missing = self:missing_outputs()
         if #missing == 0 or self.reminders >= DEFAULTS.reminders then
           self.missing = missing
+          self:answer_taken(response)
           return self:result(answer.stopped_by, answer.text)
         end
         self.reminders = self.reminders + 1

@@ -57,6 +57,11 @@ check "a: the tool is approved for the rest of the run (one prompt, two calls ru
   grep -q '^RESULT: ran: rm -rf data\$' $TMP/stdout && grep -q '^RESULT: ran: rm -rf cache\$' $TMP/stdout &&
   grep '\"type\":\"approval\"' $(last_trace) | grep -q '\"by\":\"always\"'"
 
+base=$(queue ctrlc once)
+run_on_tty "$(printf '\003')" -- "$LUAGENT" run -q "$RECIPE" --set "base_url=$base"
+check "Ctrl-C at the prompt stops the run (130); its <close> handlers run" sh -c "
+  [ \"\$(cat $TMP/status)\" = 130 ] && grep -q '^CLOSED\$' $TMP/stdout && ! grep -q '^RESULT' $TMP/stdout"
+
 base=$(queue script once)
 printf 'y\n' | script -qfec "\"$LUAGENT\" run -q $RECIPE --set base_url=$base >$TMP/stdout 2>$TMP/stderr" /dev/null > "$TMP/tty.log"
 check "y typed through script(1): the call runs" sh -c "

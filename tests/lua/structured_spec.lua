@@ -217,6 +217,9 @@ for _, provider in ipairs(PROVIDERS) do
         local b = reqs[1].body
         t.same(b.tool_choice, {type = "auto"}, "the answer tool is offered beside the others")
         t.same({b.tools[1].name, b.tools[2].name, b.tools[3].name}, {"count_rows", "read_output", "report"})
+        local answer, taken = r.transcript[#r.transcript - 1], r.transcript[#r.transcript]
+        t.eq(answer.tool_calls[1].name, "report", "the transcript keeps the answer tool's call")
+        t.eq(taken.role, "tool"); t.eq(taken.tool_call_id, answer.tool_calls[1].id, "and gives it a result")
       end
     end)
   end
