@@ -63,6 +63,13 @@
 ---raises stops the run with one error naming the agent and the tool.
 ---@alias luagent.ApproveFunction fun(call: luagent.ApprovalCall, ctx: luagent.ApprovalContext): (boolean|table), string?
 
+---approve = "ask": a person answers on the terminal (/dev/tty): [y]es / [n]o
+---REASON / [e]dit in $EDITOR / [a]lways for this tool; without a terminal the
+---call is refused unless `luagent run --yes`. approve (a function or "ask")
+---alone asks about every call; once some tools say needs_approval, only theirs
+---ask; a tool with needs_approval in an agent without approve asks the person.
+---@alias luagent.ApproveMode "ask"
+
 ---What agent.new takes.
 ---@class luagent.AgentSpec
 ---@field model luagent.Model|luagent.FallbackModel|luagent.ScriptedModel anything with :complete
@@ -81,8 +88,8 @@
 ---@field on_delta? fun(text: string) streamed text
 ---@field retry? luagent.RetryPolicy per model call (default: the model's)
 ---@field workspace? luagent.Box where long outputs are kept and outputs are checked (default: the first sandbox tool's box)
----@field output? luagent.OutputSpec a structured final answer (result.value); an invalid one goes back to the model with its errors while turns remain
----@field approve? luagent.ApproveFunction|"ask" which tool calls may run: a function, or "ask" a person on the terminal (/dev/tty: [y]es / [n]o REASON / [e]dit in $EDITOR / [a]lways for this tool; no terminal: refused unless --yes). Every call asks, unless some tools say needs_approval: then only theirs
+---@field output? luagent.OutputSpec a structured final answer (result.value), fed back while invalid
+---@field approve? luagent.ApproveFunction|"ask" which tool calls may run (see luagent.ApproveMode)
 
 ---What agent:run returns.
 ---@class luagent.AgentResult
@@ -93,7 +100,9 @@
 ---@field usage luagent.Usage tokens over all turns
 ---@field cost number? US dollars; nil when some price is unknown
 ---@field transcript luagent.Message[] every message, for a later run{messages = ...}
----@field stopped_by "answer"|"max_turns"|"budget"|"error"|"invalid_output"|"refused" invalid_output: turns ran out on an answer that did not match; refused: the model refused (OpenAI), output is the refusal
+---invalid_output: turns ran out on an answer that did not match its schema;
+---refused: the model refused (OpenAI), `output` is the refusal.
+---@field stopped_by "answer"|"max_turns"|"budget"|"error"|"invalid_output"|"refused"
 ---@field error luagent.Error? the model's error when stopped_by is "error"
 ---@field missing_outputs string[]? declared outputs that never appeared
 ---@field duration number seconds

@@ -50,7 +50,10 @@
 ---@field description string?
 ---@field parameters table? a JSON Schema (an object schema)
 
----What m:complete takes.
+---What m:complete takes. With `schema`, the answer is JSON matching it,
+---decoded into result.value; one that does not match is nil, err (kind
+---invalid_output, err.errors = {{path, message}}, err.result). A schema that is
+---not valid JSON Schema raises before any call, naming the field.
 ---@class luagent.CompleteRequest
 ---@field messages luagent.Message[] required, non-empty
 ---@field tools? luagent.ToolSpec[]
@@ -64,9 +67,9 @@
 ---@field extra? table fields added to the provider's request body as they are
 ---@field turn? integer the agent's turn making this call (for the cache's "live from turn N")
 ---@field agent? string the agent's name making this call
----@field schema? table a structured answer: a JSON Schema of an object; result.value is the answer, or nil, err (kind invalid_output, err.errors, err.result). A schema that is not valid JSON Schema raises, naming the field
+---@field schema? table a JSON Schema of an object: result.value, or nil, err (kind invalid_output)
 ---@field schema_name? string the structured answer's name (default "answer")
----@field output? luagent.OutputSpec ask for a structured answer like `schema` does, but leave checking it to the caller (the agent does)
+---@field output? luagent.OutputSpec asks as `schema` does; the caller checks the answer (the agent does)
 
 ---Tokens a call used.
 ---@class luagent.Usage
