@@ -45,11 +45,8 @@ function structured.output(spec, prefix, tools, level)
   if type(spec) ~= "table" then fail("must be a table {schema = {...JSON Schema...}, name = \"...\"}") end
   local s = spec.schema
   if type(s) ~= "table" then fail("schema must be a JSON Schema table") end
-  local problems = schema.problems(s, "schema")
-  if #problems > 0 then
-    fail(problems[1] .. (#problems > 1 and (" (and %d more: %s)"):format(#problems - 1,
-      table.concat(problems, "; ", 2)) or ""))
-  end
+  local valid, problem = pcall(schema.check, s, "schema") -- raised from a C frame: no position
+  if not valid then fail(problem) end
   if s.type ~= "object" then
     fail("schema must describe an object (type = \"object\"), as the providers want: put a list or a single "
       .. "value in one of its properties")
