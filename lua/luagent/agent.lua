@@ -462,7 +462,7 @@ function Run:go()
       local answer = self:checked_answer(response)
       if answer then
         local missing = self:missing_outputs()
-        if #missing == 0 or self.reminders >= DEFAULTS.reminders then
+        if #missing == 0 or self.reminders >= DEFAULTS.reminders or answer.stopped_by == "refused" then
           self.missing = missing
           self:answer_taken(response)
           return self:result(answer.stopped_by, answer.text)

@@ -230,7 +230,13 @@ local function ask(run, call, turn)
     end
     return refused("no terminal", NO_TERMINAL, "Not run: " .. NO_TERMINAL .. ".")
   end
-  return ask_person(run, call, turn)
+  -- one question on the terminal at a time, whichever agent or run asks
+  while tty.busy do require("luagent.loop").sleep(0.05) end
+  tty.busy = true
+  local ok, d = pcall(ask_person, run, call, turn)
+  tty.busy = false
+  if not ok then error(d, 0) end
+  return d
 end
 
 -- ---- the approve function ----
