@@ -109,6 +109,8 @@ static void publish_host_info(lua_State *L, const host_options *o) {
   lua_setfield(L, -2, "quiet");
   lua_pushboolean(L, o->json);
   lua_setfield(L, -2, "json");
+  lua_pushboolean(L, o->yes);
+  lua_setfield(L, -2, "yes");
   if (o->record) {
     lua_pushstring(L, o->record);
     lua_setfield(L, -2, "record");

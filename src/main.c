@@ -81,6 +81,12 @@ static int set_json(host_options *o, char *value) {
   return 0;
 }
 
+static int set_yes(host_options *o, char *value) {
+  (void)value;
+  o->yes = 1;
+  return 0;
+}
+
 /* --watch is seen by cmd_run, which hands the run over to the watcher. */
 static int set_watch(host_options *o, char *value) {
   (void)o, (void)value;
@@ -102,7 +108,7 @@ static const run_option RUN_OPTIONS[] = {
     {"--lua-path", "a directory", set_lua_dir}, {"--record", "a file", set_record},
     {"--replay", "a file", set_replay},         {"-q", NULL, set_quiet},
     {"--quiet", NULL, set_quiet},               {"--json", NULL, set_json},
-    {"--watch", NULL, set_watch},
+    {"--watch", NULL, set_watch},               {"--yes", NULL, set_yes},
     {"--cache", NULL, set_cache},               {"--cache=refresh", NULL, set_cache_refresh},
     {"--no-cache", NULL, set_no_cache},
 };

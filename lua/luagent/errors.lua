@@ -50,6 +50,7 @@ errors.KINDS = {
   server = {retry = true, about = "the provider failed (HTTP 5xx, an overloaded error)"},
   bad_request = {retry = false, about = "the provider refused the request as malformed (HTTP 4xx)"},
   bad_response = {retry = false, about = "the provider's answer could not be understood (bad JSON, a cut stream)"},
+  invalid_output = {retry = false, about = "a structured answer that does not match its schema; err.errors says where"},
   replay_mismatch = {retry = false, about = "a replayed run made a request the recording does not have"},
   -- Docker and sandboxes
   docker = {retry = false, about = "the Docker engine refused or failed a call; the message has its words"},

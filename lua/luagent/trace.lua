@@ -124,6 +124,14 @@ function trace.describe(ev)
     return ("  turn %-2d %-12s %5.1fs  %s"):format(ev.turn, ev.name, ev.duration or 0, status)
   elseif t == "agent_reminder" then
     return ("  turn %-2d reminded the agent: missing %s"):format(ev.turn, table.concat(ev.missing or {}, ", "))
+  elseif t == "approval" then
+    local why = ev.error or (ev.by ~= "no terminal" and ev.reason)
+    return ("  turn %-2d %-12s %s by %s%s"):format(ev.turn or 0, ev.tool, ev.decision, ev.by or "?",
+      why and (": " .. first_line(why, 60)) or "")
+  elseif t == "agent_invalid_output" then
+    local e = (ev.errors or {})[1] or {}
+    return ("  turn %-2d the answer does not match the schema: %s %s%s"):format(ev.turn or 0, e.path or "",
+      first_line(e.message, 60), #(ev.errors or {}) > 1 and (" (+%d more)"):format(#ev.errors - 1) or "")
   elseif t == "agent_limit" then
     return "  stopped: " .. ev.reason
   elseif t == "agent_end" then

@@ -34,6 +34,7 @@
 ---| "server"             # the provider failed (HTTP 5xx, an overloaded error) - retryable
 ---| "bad_request"        # the provider refused the request as malformed (HTTP 4xx)
 ---| "bad_response"       # the provider's answer could not be understood (bad JSON, a cut stream)
+---| "invalid_output"     # a structured answer that does not match its schema; err.errors says where
 ---| "replay_mismatch"    # a replayed run made a request the recording does not have
 ---| "docker"             # the Docker engine refused or failed a call; the message has its words
 ---| "docker_unreachable" # the Docker engine does not answer at its socket or address - retryable

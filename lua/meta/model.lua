@@ -50,7 +50,10 @@
 ---@field description string?
 ---@field parameters table? a JSON Schema (an object schema)
 
----What m:complete takes.
+---What m:complete takes. With `schema`, the answer is JSON matching it,
+---decoded into result.value; one that does not match is nil, err (kind
+---invalid_output, err.errors = {{path, message}}, err.result). A schema that is
+---not valid JSON Schema raises before any call, naming the field.
 ---@class luagent.CompleteRequest
 ---@field messages luagent.Message[] required, non-empty
 ---@field tools? luagent.ToolSpec[]
@@ -65,6 +68,9 @@
 ---@field extra? table fields added to the provider's request body as they are
 ---@field turn? integer the agent's turn making this call (for the cache's "live from turn N")
 ---@field agent? string the agent's name making this call
+---@field schema? table a JSON Schema of an object: result.value, or nil, err (kind invalid_output)
+---@field schema_name? string the structured answer's name (default "answer")
+---@field output? luagent.OutputSpec asks as `schema` does; the caller checks the answer (the agent does)
 
 ---Tokens a call used.
 ---@class luagent.Usage
@@ -90,6 +96,11 @@
 ---@field raw any the provider's decoded answer (nil for an answer from the cache)
 ---@field cached boolean? true: answered from the run's model-call cache (cost 0, attempts 0)
 ---@field saved_cost number? for a cached answer: what it cost when it was live (nil: unknown)
+---@field value table? with `schema`: the decoded answer, matching the schema
+---@field output_json string? with `schema` or `output`: the answer's JSON text
+---@field output_call luagent.ToolCall? with `output`, Anthropic: the answer tool's call (not in tool_calls)
+---@field output_by_tool boolean? with `output`: the provider answers through a tool, so plain text is not the answer
+---@field refusal string? the model's refusal (OpenAI), instead of an answer
 
 ---Running totals of a model's calls.
 ---@class luagent.ModelTotals
@@ -144,6 +155,7 @@
 ---@field body fun(m: luagent.Model, req: luagent.CompleteRequest): table
 ---@field parse fun(m: luagent.Model, decoded: table): luagent.CompleteResult?, string?
 ---@field stream fun(m: luagent.Model, req: luagent.CompleteRequest): luagent.model.StreamAssembler
+---@field output_by_tool? boolean a structured answer (req.output) comes as a call of a tool named after it (Anthropic)
 
 ---Turns a provider's stream of server-sent events into a result.
 ---@class luagent.model.StreamAssembler

@@ -35,6 +35,7 @@ local MODULES = {
   -- luagent.trace_page and luagent.trace_page.* (the page of `luagent trace html`), luagent.markdown and
   -- luagent.highlight (its Markdown renderer and code highlighter)
   ["luagent.cache"] = {"cache.lua", "cache"},
+  ["luagent.schema"] = {"schema.lua", "schema"},
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},

@@ -129,6 +129,9 @@ function Model:complete(req)
   return result
 end
 
+-- A structured answer (req.schema / req.output) is asked for and read around the call.
+Model.complete = require("luagent.model.structured").wrap(Model.complete)
+
 local DEFAULTS = {timeout = 600, connect_timeout = 15, idle_timeout = 30, deadline = 600}
 
 local function api_key(wire, opts)

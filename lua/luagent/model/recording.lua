@@ -12,6 +12,9 @@
 --       (luagent.run); raises a string (it runs while the library loads) when the file cannot be used
 --   recording.recorded_provider(path) -> "openai" | "openai_responses" | "anthropic" | nil
 --   recording.diff(recorded, now) -> {"path: recorded X, now Y" lines}   (luagent.diff.values)
+--   recording.add_approval(transport, decision)   an approval decision (luagent.approval) as a
+--       line {"approval": {...}} of the file the recorder `transport` writes; nothing otherwise
+--   recording.approvals(path) -> {decision, ...}  the approval lines of a recording, in order
 --
 -- A recording is JSON lines: a header {luagent_recording = 1, version, recipe}, then one
 -- {endpoint, body, stream, response = {status, headers, body} | error = {kind, message,
@@ -55,6 +58,7 @@ local function recipe_name(recipe)
 end
 
 local failures = setmetatable({}, {__mode = "k"}) -- recorder transport -> its first write failure
+local writers = setmetatable({}, {__mode = "k"}) -- recorder transport -> its checked line writer
 
 -- The first line a recorder could not write, as an error value, or nil.
 function recording.recorder_failure(transport)
@@ -99,7 +103,28 @@ function recording.recorder(path, inner, recipe)
     file:close()
     return nil, failures[transport]
   end
+  writers[transport] = put
   return transport
+end
+
+-- An approval decision (luagent.approval) as a line of the recording, so
+-- --replay answers with it instead of asking.
+function recording.add_approval(transport, decision)
+  local put = writers[transport]
+  if put then put(json.encode({approval = secrets.redact_value(decision)})) end
+end
+
+-- The approval decisions a recording holds, in order.
+function recording.approvals(path)
+  local list = {}
+  local file = io.open(path, "r")
+  if not file then return list end
+  for line in file:lines() do
+    local entry = line:find('"approval"', 1, true) and json.decode(line)
+    if type(entry) == "table" and type(entry.approval) == "table" then list[#list + 1] = entry.approval end
+  end
+  file:close()
+  return list
 end
 
 -- The places where two requests differ, as "path: recorded X, now Y" lines.
@@ -122,7 +147,7 @@ local function is_exchange(entry)
 end
 
 -- recording.load(path [, recipe]) -> {header, entries} | nil, err   the whole file checked:
--- a header first, then only whole exchanges; with `recipe`, recorded for it.
+-- a header first, then only whole exchanges (and approval decisions); with `recipe`, recorded for it.
 function recording.load(path, recipe)
   local file, why = io.open(path, "rb")
   if not file then return errors.fail("not_found", "--replay: cannot open " .. why, {path = path}) end
@@ -144,8 +169,10 @@ function recording.load(path, recipe)
       return damaged(path, n, "its last line is cut (the recording run did not finish writing it)")
     elseif entry == nil then
       return damaged(path, n, "the line is not JSON")
+    elseif type(entry) == "table" and type(entry.approval) == "table" then -- luagent.approval's decisions
+      -- kept in the file; recording.approvals reads them
     elseif not is_exchange(entry) then
-      return damaged(path, n, "the line is not a model exchange {endpoint, body, response | error}")
+      return damaged(path, n, "the line is not a model exchange {endpoint, body, response | error} or an approval")
     else
       entries[#entries + 1] = entry
     end
