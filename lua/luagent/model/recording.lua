@@ -169,12 +169,10 @@ function recording.load(path, recipe)
       return damaged(path, n, "its last line is cut (the recording run did not finish writing it)")
     elseif entry == nil then
       return damaged(path, n, "the line is not JSON")
-    elseif type(entry) == "table" and type(entry.approval) == "table" then -- luagent.approval's decisions
-      -- kept in the file; recording.approvals reads them
-    elseif not is_exchange(entry) then
-      return damaged(path, n, "the line is not a model exchange {endpoint, body, response | error} or an approval")
-    else
+    elseif is_exchange(entry) then
       entries[#entries + 1] = entry
+    elseif not (type(entry) == "table" and type(entry.approval) == "table") then -- approvals: recording.approvals
+      return damaged(path, n, "the line is not a model exchange {endpoint, body, response | error} or an approval")
     end
   end
   if not header then
