@@ -6,7 +6,8 @@
 #   make demo       run the energy-anomaly recipe end to end
 #   make eval       the energy recipe's eval: 2 instruction texts x generated datasets, scored
 #   make deps       install the Debian packages luagent needs (or print the apt-get line)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (the binary, the LuaLS annotations, the man page)
+#   make man        build/luagent.1, the man page (luagent help --man)
 #   make bench      print the benchmarks (never pass/fail)
 
 VERSION   := 0.1.0
@@ -15,7 +16,7 @@ CC        ?= cc
 PKGS      := lua5.4 lua5.4-cjson yaml-0.1
 # libcurl is loaded at first use (src/curl_lazy.c): only its headers are built against
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl)
-BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libyaml-dev pkg-config
+BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libyaml-dev pkg-config musl-tools
 RUN_DEPS  := python3 docker.io debootstrap tar lua-check curl valgrind
 DEPS      := $(BUILD_DEPS) $(RUN_DEPS) lua5.4
 
@@ -31,13 +32,18 @@ LDLIBS  += -ldl -lm
 SRC       := $(wildcard src/*.c)
 CORE_SRC  := $(filter-out src/main.c,$(SRC))
 # lua/meta/ holds LuaLS annotations (definitions, not modules): embedded as
-# assets for `luagent meta`, installed to share/luagent/meta
+# assets for `luagent meta`, installed to share/luagent/meta. The sandbox
+# assets: the image's Dockerfile and offline build, and the supervisor binary
+# staged into every session (build/luagent-supervisor, built below).
 LUA_FILES := $(shell find lua -name '*.lua' -not -path 'lua/meta/*' | LC_ALL=C sort)
 META_FILES := $(shell find lua/meta -name '*.lua' 2>/dev/null | LC_ALL=C sort)
-ASSETS    := $(shell find sandbox -type f 2>/dev/null | LC_ALL=C sort) $(META_FILES)
+ASSETS    := sandbox/Dockerfile sandbox/build-offline.sh build/luagent-supervisor $(META_FILES)
+# `luagent new`'s templates: recipes/templates/, and the energy recipe for --from energy_anomaly
+ASSETS    += $(shell find recipes/templates -type f 2>/dev/null | LC_ALL=C sort) \
+             $(sort $(wildcard recipes/energy_*.lua recipes/energy_*.yaml))
 OBJ       := $(SRC:src/%.c=build/%.o) build/embedded.o
 
-.PHONY: all test check asan demo eval deps install bench clean check-deps
+.PHONY: all test check asan demo eval deps install bench clean check-deps man
 
 all: luagent
 
@@ -108,18 +114,26 @@ bench: deps
 	$(MAKE) luagent
 	bench/run
 
-install: luagent
+install: luagent build/luagent.1
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 luagent $(DESTDIR)$(PREFIX)/bin/luagent
 	install -d $(DESTDIR)$(PREFIX)/share/luagent/meta
 	install -m 644 $(META_FILES) $(DESTDIR)$(PREFIX)/share/luagent/meta/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 build/luagent.1 $(DESTDIR)$(PREFIX)/share/man/man1/luagent.1
+
+# The man page, from the same pages as `luagent help` (lua/luagent/cli/help_pages.lua).
+man: build/luagent.1
+build/luagent.1: luagent
+	./luagent help --man > $@.tmp && mv $@.tmp $@
 
 clean:
 	rm -rf build luagent
 
 # The sandbox supervisor (sandbox/supervisor/DESIGN.md): a static binary with no
-# dependency on the image. musl-gcc (Debian's musl-tools, installed when
-# missing and we are root), else the system compiler with -static.
+# dependency on the image, embedded into luagent as an asset. musl-gcc
+# (Debian's musl-tools, a build dependency; installed when missing and we are
+# root), else the system compiler with -static.
 SUPERVISOR_SRC := $(wildcard sandbox/supervisor/*.c) src/supervisor_proto.c src/buf.c
 SUPERVISOR_CC   = $(shell command -v musl-gcc || { tools/deps.sh musl-tools >/dev/null 2>&1 && command -v musl-gcc; } || echo $(CC))
 .PHONY: supervisor

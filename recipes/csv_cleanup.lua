@@ -25,13 +25,7 @@ local country_code = {
 local patient = luagent.retry.exponential{attempts = 3, base = 2, max = 10,
   on = {"rate_limit", "server", "timeout", "network", "bad_response"}}
 
-local llm, err
-if cfg.model.provider ~= "scripted" then llm, err = model.from(cfg.model) end
-if not llm then
-  if cfg.model.provider ~= "auto" and cfg.model.provider ~= "scripted" then error(err.message, 0) end
-  print("SCRIPTED RUN: no model is configured; a recorded script makes the tool calls (its code really runs).")
-  llm = require("csv_cleanup_script")()
-end
+local llm = model.from_or_scripted(cfg.model, require("csv_cleanup_script"))
 
 local input = cfg.input:match("^/") and cfg.input or luagent.recipe_dir .. "/" .. cfg.input
 local box <close> = assert(sandbox.open{memory = cfg.sandbox.memory,
@@ -42,8 +36,12 @@ local cleaner = agent.new{name = "CSV cleaner", instructions = cfg.instructions,
   max_turns = cfg.max_turns, outputs = cfg.outputs}
 
 local result = cleaner:run(cfg.task)
-local saved = luagent.outputs.collect(box, "output", luagent.run_dir("output"), {required = cfg.outputs})
+local saved, not_saved = luagent.outputs.collect(box, "output", luagent.run_dir("output"), {required = cfg.outputs})
 print(result.output)
+if not saved then -- e.g. a full disk: say what could not be written, never crash on it
+  print("The outputs could not be saved: " .. not_saved.message)
+  return 1
+end
 for _, f in ipairs(saved.files) do print(("  %s (%d bytes) -> %s"):format(f.path, f.size, saved.dir)) end
 if #saved.missing > 0 then print("MISSING: " .. table.concat(saved.missing, ", ")) return 1 end
 return 0

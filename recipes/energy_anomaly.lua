@@ -21,14 +21,7 @@ end
 
 -- The model: whatever the settings and the environment point at; with none,
 -- the scripted driver (a recorded sequence of tool calls) — said plainly.
-local llm, err
-if cfg.model.provider ~= "scripted" then llm, err = model.from(cfg.model) end
-if not llm then
-  if cfg.model.provider ~= "auto" and cfg.model.provider ~= "scripted" then error(err.message, 0) end
-  print("SCRIPTED RUN: no model is configured (" .. (err and err.message or "provider: scripted") .. ").")
-  print("A recorded script makes the tool calls a capable model would; every line of its code really runs in the sandbox.")
-  llm = require("energy_anomaly_script")()
-end
+local llm = model.from_or_scripted(cfg.model, require("energy_anomaly_script"))
 
 local box <close> = assert(sandbox.open{
   image = cfg.sandbox.image, memory = cfg.sandbox.memory, cpus = cfg.sandbox.cpus,   -- no network unless asked
@@ -48,13 +41,17 @@ local analyst = agent.new{
 }
 
 local result = analyst:run(cfg.task)
-local saved = outputs.collect(box, "output", luagent.run_dir("output"), {required = cfg.outputs})
+local saved, not_saved = outputs.collect(box, "output", luagent.run_dir("output"), {required = cfg.outputs})
 
 print()
 print(("Answer (%s, %d turns, %s):"):format(result.stopped_by, result.turns,
   result.cost and ("$%.4f"):format(result.cost) or "cost unknown"))
 print(result.output or "(no final answer)")
 print()
+if not saved then -- e.g. a full disk: say what could not be written, never crash on it
+  print("The outputs could not be saved: " .. not_saved.message)
+  return 1
+end
 for _, f in ipairs(saved.files) do
   print(("  %-28s %9d bytes  %s"):format(f.path, f.size, saved.dir .. "/" .. f.path:match("[^/]+$")))
 end

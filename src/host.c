@@ -109,6 +109,8 @@ static void publish_host_info(lua_State *L, const host_options *o) {
   lua_setfield(L, -2, "quiet");
   lua_pushboolean(L, o->json);
   lua_setfield(L, -2, "json");
+  lua_pushboolean(L, o->yes);
+  lua_setfield(L, -2, "yes");
   if (o->record) {
     lua_pushstring(L, o->record);
     lua_setfield(L, -2, "record");
@@ -269,12 +271,15 @@ static int exit_status(host *h, int failed) {
 }
 
 /* Tasks did not stop within the grace period after a cancel: the run is
- * abandoned (sandboxes it opened are found again by label). */
+ * abandoned (sandboxes it opened are found again by label). 128 + the
+ * signal, as for any interrupted run (130 when a failed main task's
+ * siblings would not stop). */
 static int gave_up_status(host *h) {
   fprintf(stderr, "luagent: tasks did not stop within %g s of cancelling; exiting\n"
                   "luagent: leftover sandboxes are removed by 'luagent sandbox prune'\n",
           sched_grace(h->sched));
-  return 130;
+  int sig = sched_interrupted(h->sched);
+  return sig ? 128 + sig : 130;
 }
 
 /* Prints a failed main task: "FILE:LINE: message" and the traceback. */
@@ -289,10 +294,23 @@ static void report_failure(lua_State *L, int handle) {
   lua_pop(L, 2);
 }
 
+/* Prints a failed exit-hooks task's error: "luagent: message" (an error
+ * value's message, without a traceback: the hooks' failures are expected
+ * ones, such as a trace that could not be written). Returns 1 if it failed. */
+static int report_hooks_failure(lua_State *L, int handle) {
+  if (!task_failure(L, handle)) return 0;
+  lua_pop(L, 1); /* the traceback */
+  if (lua_type(L, -1) == LUA_TTABLE) lua_getfield(L, -1, "message");
+  else lua_pushvalue(L, -1);
+  fprintf(stderr, "luagent: %s\n", lua_isstring(L, -1) ? lua_tostring(L, -1) : luaL_tolstring(L, -2, NULL));
+  lua_settop(L, handle);
+  return 1;
+}
+
 /* Runs luagent._run_exit_hooks(status, message) as a task (sandboxes are
- * closed and the trace finished there, even after an error or Ctrl-C); a
- * failure is reported like any unobserved one. */
-static sched_status run_exit_hooks(host *h, const char *status, int message_idx) {
+ * closed and the trace finished there, even after an error or Ctrl-C); its
+ * failure is said on stderr and sets *failed. */
+static sched_status run_exit_hooks(host *h, const char *status, int message_idx, int *failed) {
   lua_State *L = h->L;
   sched_status st = SCHED_DONE;
   lua_getglobal(L, "luagent");
@@ -301,8 +319,10 @@ static sched_status run_exit_hooks(host *h, const char *status, int message_idx)
     if (message_idx) lua_pushvalue(L, message_idx);
     else lua_pushnil(L);
     sched_spawn(L, 2);
-    lua_pop(L, 1);
+    int handle = lua_gettop(L);
     st = sched_run(h->sched, NULL);
+    if (st == SCHED_DONE) *failed = report_hooks_failure(L, handle);
+    lua_pop(L, 1);
   } else {
     lua_pop(L, 1);
   }
@@ -347,7 +367,8 @@ static int run_main_task(host *h, int nargs) {
   if (sched_run(h->sched, main) == SCHED_GAVE_UP) return gave_up_status(h);
   push_failure_message(L, handle);
   int message = lua_gettop(L);
-  if (run_exit_hooks(h, ending(h, message), message) == SCHED_GAVE_UP) return gave_up_status(h);
+  int hooks_failed = 0;
+  if (run_exit_hooks(h, ending(h, message), message, &hooks_failed) == SCHED_GAVE_UP) return gave_up_status(h);
   lua_pop(L, 1);
   int failed = task_failure(L, handle);
   if (failed) {
@@ -355,8 +376,8 @@ static int run_main_task(host *h, int nargs) {
     if (!sched_interrupted(h->sched)) report_failure(L, handle);
   }
   int unobserved = sched_report_unobserved(h->sched);
-  int status = exit_status(h, failed || unobserved);
-  if (!failed && !sched_interrupted(h->sched)) status = returned_status(L, handle, status);
+  int status = exit_status(h, failed || unobserved || hooks_failed);
+  if (!failed && !hooks_failed && !sched_interrupted(h->sched)) status = returned_status(L, handle, status);
   lua_pop(L, 1);
   return status;
 }

@@ -37,6 +37,7 @@ typedef struct host_options {
   const char *record;      /* --record FILE */
   const char *replay;      /* --replay FILE */
   const char *cache;       /* --cache "on", --cache=refresh "refresh", --no-cache "off"; NULL: not said */
+  int yes;                 /* --yes: approve every tool call that asks a person (luagent.approval) */
 } host_options;
 
 static inline host *host_of(lua_State *L) { return *(host **)lua_getextraspace(L); }

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +27,25 @@ struct http_xfer {
   buf resp_headers;
   double started;
   double elapsed;
+  double idle_timeout; /* see http_request */
+  double last_byte;    /* loop_now() of the last response byte; 0: the response has not begun */
+  int paused;          /* its sink paused it: no byte is expected until http_resume */
+  int idle;            /* it was stopped by the idle timeout */
+  loop_timer idle_timer;
   char errbuf[CURL_ERROR_SIZE];
   char message[CURL_ERROR_SIZE + 64];
 };
 
+/* A byte of the response came: the idle clock starts (at the first one) or starts again. */
+static void note_byte(http_xfer *x) {
+  if (x->idle_timeout > 0 && x->last_byte == 0) loop_timer_start(x->lp, &x->idle_timer, x->idle_timeout);
+  x->last_byte = loop_now();
+}
+
 static size_t on_header(char *data, size_t size, size_t n, void *ctx) {
   http_xfer *x = ctx;
   size_t len = size * n;
+  note_byte(x);
   if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
     buf_clear(&x->resp_headers); /* a new response (after 100 Continue or a redirect) */
     return len;
@@ -61,6 +74,7 @@ static int diverted_error_body(http_xfer *x) {
 static size_t on_write(char *data, size_t size, size_t n, void *ctx) {
   http_xfer *x = ctx;
   size_t len = size * n;
+  note_byte(x);
   if (x->sink.write && diverted_error_body(x)) {
     /* keep the server's error message, a bounded amount of it */
     if (x->body.len < ERROR_BODY_CAP) buf_append(&x->body, data, len);
@@ -68,6 +82,7 @@ static size_t on_write(char *data, size_t size, size_t n, void *ctx) {
   }
   if (x->sink.write) {
     size_t rc = x->sink.write(x->sink.ctx, data, len);
+    if (rc == HTTP_SINK_PAUSE) x->paused = 1;
     return rc == HTTP_SINK_PAUSE ? CURL_WRITEFUNC_PAUSE : rc;
   }
   if (x->max_body && x->body.len + len > x->max_body) {
@@ -92,11 +107,27 @@ static size_t read_source(char *dst, size_t size, size_t n, void *ctx) {
 
 static void on_done(loop_xfer *lx, CURLcode rc) {
   http_xfer *x = (http_xfer *)lx;
+  loop_timer_stop(x->lp, &x->idle_timer);
   x->finished = 1;
   x->result = rc;
   x->elapsed = loop_now() - x->started;
   curl_easy_getinfo(x->lx.easy, CURLINFO_RESPONSE_CODE, &x->status);
   if (x->done) x->done(x, x->done_ctx);
+}
+
+/* The idle timer: no byte for idle_timeout seconds since the last one (a
+ * paused transfer waits for its owner, not the server) ends the transfer as
+ * a timeout; otherwise it is set again for the rest of the time. */
+static void on_idle_timer(loop_timer *t) {
+  http_xfer *x = (http_xfer *)((char *)t - offsetof(http_xfer, idle_timer));
+  double quiet = loop_now() - x->last_byte;
+  if (x->paused || quiet < x->idle_timeout) {
+    loop_timer_start(x->lp, t, x->paused ? x->idle_timeout : x->idle_timeout - quiet);
+    return;
+  }
+  x->idle = 1;
+  loop_remove(x->lp, &x->lx);
+  on_done(&x->lx, CURLE_OPERATION_TIMEDOUT);
 }
 
 static int set_body(http_xfer *x, const http_request *req, char *err, size_t errlen) {
@@ -153,10 +184,6 @@ static void set_options(http_xfer *x, const http_request *req) {
   if (req->timeout > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
   if (req->connect_timeout > 0)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(req->connect_timeout * 1000));
-  if (req->idle_timeout > 0) {
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(req->idle_timeout + 0.999));
-  }
   if (req->insecure) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -183,6 +210,8 @@ http_xfer *http_start(loop *lp, const http_request *req, const http_sink *sink, 
   x->done_ctx = done_ctx;
   x->max_body = req->max_body;
   x->sink_success_only = req->sink_success_only;
+  x->idle_timeout = req->idle_timeout;
+  loop_timer_init(&x->idle_timer, on_idle_timer);
   if (sink) x->sink = *sink;
   x->lx.done = on_done;
   x->lx.easy = curl_easy_init();
@@ -205,10 +234,16 @@ http_xfer *http_start(loop *lp, const http_request *req, const http_sink *sink, 
   return x;
 }
 
-void http_resume(http_xfer *x) { loop_unpause(x->lp, &x->lx); }
+void http_resume(http_xfer *x) {
+  x->paused = 0;
+  if (x->last_byte > 0) x->last_byte = loop_now();
+  loop_unpause(x->lp, &x->lx);
+}
 
 void http_abort(http_xfer *x) {
-  if (x) loop_remove(x->lp, &x->lx);
+  if (!x) return;
+  loop_timer_stop(x->lp, &x->idle_timer);
+  loop_remove(x->lp, &x->lx);
 }
 
 void http_free(http_xfer *x) {
@@ -285,6 +320,9 @@ const char *http_error_message(const http_xfer *x) {
   const char *detail = x->errbuf[0] ? x->errbuf : curl_easy_strerror(x->result);
   if (x->overflow)
     snprintf(mx->message, sizeof mx->message, "response body larger than %zu bytes", x->max_body);
+  else if (x->idle)
+    snprintf(mx->message, sizeof mx->message, "no data for %g s after the response began (idle_timeout)",
+             x->idle_timeout);
   else
     snprintf(mx->message, sizeof mx->message, "%s", detail);
   return x->message;

@@ -40,7 +40,9 @@ typedef struct http_request {
   const char *unix_socket;       /* connect through this socket instead of TCP */
   double timeout;                /* whole request, seconds; 0: none */
   double connect_timeout;        /* seconds; 0: curl's default */
-  double idle_timeout;           /* no byte received for this long; 0: none */
+  double idle_timeout;           /* no byte received for this long once the response began
+                                    (the wait for it is `timeout`'s; a paused transfer's
+                                    time does not count); 0: none */
   int insecure;                  /* do not verify TLS peers */
   const char *ca_file, *cert_file, *key_file;
   int decompress;                /* accept and decode gzip/deflate/br */

@@ -16,12 +16,9 @@
  * of a read. A job lives for one call and is closed when it finishes; one
  * closed earlier (a cancelled task's, collected) stops its transfer and
  * frees its state, and its waiter raises "<call> job is closed". */
-#include <errno.h>
 #include <lauxlib.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
+#include "file_sink.h"
 #include "lua_engine_io.h"
 #include "lua_http.h"
 #include "lua_tar.h"
@@ -47,10 +44,7 @@ typedef struct get_job {
 
 typedef struct save_job {
   archive_job job;
-  int fd;                 /* the temporary file */
-  long long saved, limit; /* bytes written; the most it may write (0: no limit) */
-  char *path, *temp;      /* where it goes, and where it is written first */
-  char error[256];
+  file_sink sink; /* a temporary file beside the target, renamed at the end */
 } save_job;
 
 typedef struct read_job {
@@ -199,55 +193,22 @@ int larchive_get(lua_State *L) {
 
 /* ---- save: the raw tar into a file ---- */
 
-/* A snapshot that did not finish leaves nothing behind. */
-static void discard_temp(save_job *j) {
-  if (j->fd >= 0) close(j->fd);
-  j->fd = -1;
-  if (j->temp) unlink(j->temp);
-  free(j->temp);
-  j->temp = NULL;
-}
-
-static void save_release(archive_job *job) {
-  save_job *j = (save_job *)job;
-  discard_temp(j);
-  free(j->path);
-  j->path = NULL;
-}
+static void save_release(archive_job *job) { file_sink_discard(&((save_job *)job)->sink); }
 
 static size_t save_sink(void *ctx, const char *data, size_t n) {
   save_job *j = ctx;
-  if (j->limit && j->saved + (long long)n > j->limit) {
-    snprintf(j->error, sizeof j->error, "the archive is larger than the limit of %lld bytes", j->limit);
-    j->job.sink_failed = 1;
-    return 0;
-  }
-  for (size_t done = 0; done < n;) {
-    ssize_t w = write(j->fd, data + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      snprintf(j->error, sizeof j->error, "%s", strerror(errno));
-      j->job.sink_failed = 1;
-      return 0;
-    }
-    done += (size_t)w;
-  }
-  j->saved += (long long)n;
-  return n;
+  if (file_sink_write(&j->sink, data, n) == 0) return n;
+  j->job.sink_failed = 1;
+  return 0;
 }
 
 static int save_finish(lua_State *L, http_xfer *x, lhttp_owner *owner) {
   save_job *j = (save_job *)owner;
   int n = engine_failed(L, x, &j->job);
   if (n) return finished(&j->job, n);
-  if (j->job.sink_failed) return finished(&j->job, luagent_fail(L, "io", "cannot write the archive: %s", j->error));
-  int rc = close(j->fd);
-  j->fd = -1;
-  if (rc != 0 || rename(j->temp, j->path) != 0)
-    return finished(&j->job, luagent_fail(L, "io", "cannot write the archive %s: %s", j->path, strerror(errno)));
-  free(j->temp);
-  j->temp = NULL; /* renamed: nothing to discard */
-  lua_pushinteger(L, (lua_Integer)j->saved);
+  if (j->job.sink_failed) return finished(&j->job, luagent_fail(L, "io", "cannot write the archive: %s", j->sink.error));
+  if (file_sink_commit(&j->sink) != 0) return finished(&j->job, luagent_fail(L, "io", "%s", j->sink.error));
+  lua_pushinteger(L, (lua_Integer)j->sink.written);
   return finished(&j->job, 1);
 }
 
@@ -257,21 +218,12 @@ int larchive_save(lua_State *L) {
   lua_settop(L, 1);
   const char *path = opt_string(L, 1, "path", NULL, NULL);
   luaL_argcheck(L, path != NULL, 1, "option 'path' is required");
+  long long limit = (long long)opt_integer(L, 1, "max_bytes", 0);
   save_job *j = new_job(L, sizeof *j, "save_archive job", save_release);
-  j->fd = -1;
-  j->limit = (long long)opt_integer(L, 1, "max_bytes", 0);
+  j->sink.fd = -1;
   /* written beside the target and renamed at the end: a broken transfer
    * never replaces a good snapshot with half of one */
-  j->path = strdup(path);
-  j->temp = malloc(strlen(path) + 16);
-  if (!j->path || !j->temp) return luaL_error(L, "out of memory");
-  sprintf(j->temp, "%s.tmp-XXXXXX", path);
-  j->fd = mkstemp(j->temp);
-  if (j->fd < 0) {
-    free(j->temp);
-    j->temp = NULL;
-    return luagent_fail(L, "io", "cannot create %s: %s", path, strerror(errno));
-  }
+  if (file_sink_open(&j->sink, path, limit) != 0) return luagent_fail(L, "io", "%s", j->sink.error);
   return get_with_sink(L, &j->job, save_sink, save_finish);
 }
 

@@ -3,7 +3,8 @@
  *   lua_engine_io.c       the module table, endpoint, engine errors
  *   lua_exec_stream.c     exec_start and the exec stream handle
  *   lua_archive.c         put_archive, get_archive, save_archive, read_file
- *   lua_runner_channel.c  runner and the runner channel handle
+ *   lua_runner_channel.c  supervisor and the supervisor channel handle
+ *   lua_runner_send.c     the channel's requests and a pack's sinks
  * The engine client itself (JSON calls, versions) is lua/luagent/engine.lua. */
 #ifndef LUAGENT_LUA_ENGINE_IO_H
 #define LUAGENT_LUA_ENGINE_IO_H

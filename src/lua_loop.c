@@ -7,6 +7,10 @@
  *   loop.current()        -> task | nil    the task running now
  *   loop.context()        -> value | nil   the running task's context
  *   loop.spawn_in(ctx, fn, ...) -> task    run fn(...) with context ctx
+ *   loop.cancelled()      -> err | nil     the running task was asked to stop
+ *                                          (Ctrl-C, SIGTERM, task:cancel()): its
+ *                                          "cancelled" error, even after a wait
+ *                                          raised it once and it was caught
  *
  *   task:wait()           -> ... | nil, err  its results, or its error
  *   task:cancel()         it stops with a "cancelled" error at its next wait
@@ -31,6 +35,7 @@
 #include <stddef.h>
 
 #include "loop.h"
+#include "lua_errors.h"
 #include "lua_util.h"
 #include "sched.h"
 
@@ -157,6 +162,17 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
+/* loop.cancelled() -> err | nil */
+static int l_cancelled(lua_State *L) {
+  const char *why = sched_stopping(L);
+  if (!why) {
+    lua_pushnil(L);
+    return 1;
+  }
+  luagent_push_error(L, "cancelled", "%s", why);
+  return 1;
+}
+
 /* loop.current() -> task | nil */
 static int l_current(lua_State *L) { return sched_push_current(L); }
 
@@ -171,7 +187,8 @@ static const luagent_handle_class TASK = {.name = SCHED_TASK_CLASS,
 int luaopen_luagent_loop(lua_State *L) {
   static const luaL_Reg funcs[] = {{"spawn", l_spawn},       {"spawn_in", l_spawn_in}, {"sleep", l_sleep},
                                    {"yield", l_yield},       {"now", l_now},           {"current", l_current},
-                                   {"context", l_context},   {NULL, NULL}};
+                                   {"context", l_context},   {"cancelled", l_cancelled},
+                                   {NULL, NULL}};
   luagent_register_handle(L, &TASK);
   luaL_getmetatable(L, SCHED_TASK_CLASS); /* no __gc: a task holds no memory outside Lua */
   lua_pushnil(L);

@@ -1,8 +1,10 @@
 /* main: the command line. Parses arguments by name from tables and hands
- * over to the host; subcommands other than run/repl/version/help are Lua
- * modules (lua/luagent/cli/NAME.lua). Exit status: 0 ok, 1 the recipe
- * failed, 2 bad usage, 128+N stopped by signal N (130 also when tasks did
- * not stop after Ctrl-C). */
+ * over to the host; subcommands other than run/repl/version are Lua modules
+ * (lua/luagent/cli/NAME.lua). The help texts (the usage summary, each
+ * command's page, the man page) are lua/luagent/cli/help_pages.lua, printed
+ * by luagent.cli.help: `luagent help [TOPIC]`, `luagent COMMAND --help`.
+ * Exit status: 0 ok, 1 the recipe failed, 2 bad usage, 128+N stopped by
+ * signal N (130 also when tasks did not stop after Ctrl-C). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,33 +13,6 @@
 #include <unistd.h>
 
 #include "host.h"
-
-static const char USAGE[] =
-    "usage: luagent <command> [options]\n"
-    "\n"
-    "  run RECIPE.lua [--set key=value]... [-- args]   run a recipe\n"
-    "      --set key=value   a setting (dotted keys nest; values typed like YAML)\n"
-    "      --lua-path DIR    load the luagent Lua library from DIR instead of the binary\n"
-    "      --record FILE     save the model exchanges of this run\n"
-    "      --replay FILE     answer model calls from a recording (no network)\n"
-    "      --cache           answer repeated model calls from the cache (.luagent/cache/ beside the\n"
-    "                        recipe; --set cache.dir=DIR or LUAGENT_CACHE), store new answers\n"
-    "      --cache=refresh   call the model every time, refill the cache   --no-cache   cache off\n"
-    "      -q, --quiet       no live view      --json   events as JSON lines\n"
-    "      --watch           run again whenever the recipe, its YAML or a Lua module it loaded\n"
-    "                        changes, and show how the answer and the outputs changed\n"
-    "  sandbox build [--offline] | ls | prune            the sandbox image; leftover sandboxes\n"
-    "  trace show|html TRACE.jsonl | diff A B            read a run's trace; how two runs differ\n"
-    "  eval SPEC.yaml [--concurrency N] [--set k=v] [-q] variants x inputs x epochs of a recipe, checked\n"
-    "                                                    and compared (evals/<id>/: results, summary, a page)\n"
-    "  cache stats|clear [DIR] [--older-than 14d]        the model-call cache: what it holds; empty it\n"
-    "  doctor                                            check Docker, the image and API keys\n"
-    "  meta [DIR]                                        write LuaLS annotations and .luarc.json for editor help\n"
-    "  repl                                              a Lua prompt with every primitive loaded\n"
-    "  version                                           print the version\n"
-    "\n"
-    "Environment: LUAGENT_PATH (like --lua-path), DOCKER_HOST, OPENAI_API_KEY,\n"
-    "OPENAI_BASE_URL, ANTHROPIC_API_KEY.\n";
 
 /* Prints "luagent: <message> (see 'luagent help')"; returns the usage status 2. */
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
@@ -106,6 +81,12 @@ static int set_json(host_options *o, char *value) {
   return 0;
 }
 
+static int set_yes(host_options *o, char *value) {
+  (void)value;
+  o->yes = 1;
+  return 0;
+}
+
 /* --watch is seen by cmd_run, which hands the run over to the watcher. */
 static int set_watch(host_options *o, char *value) {
   (void)o, (void)value;
@@ -127,7 +108,7 @@ static const run_option RUN_OPTIONS[] = {
     {"--lua-path", "a directory", set_lua_dir}, {"--record", "a file", set_record},
     {"--replay", "a file", set_replay},         {"-q", NULL, set_quiet},
     {"--quiet", NULL, set_quiet},               {"--json", NULL, set_json},
-    {"--watch", NULL, set_watch},
+    {"--watch", NULL, set_watch},               {"--yes", NULL, set_yes},
     {"--cache", NULL, set_cache},               {"--cache=refresh", NULL, set_cache_refresh},
     {"--no-cache", NULL, set_no_cache},
 };
@@ -281,12 +262,6 @@ static int cmd_version(int argc, char **argv) {
   return 0;
 }
 
-static int cmd_help(int argc, char **argv) {
-  (void)argc, (void)argv;
-  fputs(USAGE, stdout);
-  return 0;
-}
-
 /* A command: its name, and either its C handler or the Lua module
  * (lua/luagent/cli/NAME.lua) whose main(args) runs it. */
 typedef struct command {
@@ -298,21 +273,25 @@ typedef struct command {
 static const command COMMANDS[] = {
     {"run", cmd_run, NULL},           {"repl", cmd_repl, NULL},
     {"version", cmd_version, NULL},   {"--version", cmd_version, NULL},
-    {"help", cmd_help, NULL},         {"--help", cmd_help, NULL},
-    {"-h", cmd_help, NULL},           {"sandbox", NULL, "luagent.cli.sandbox"},
+    {"help", NULL, "luagent.cli.help"}, {"--help", NULL, "luagent.cli.help"},
+    {"-h", NULL, "luagent.cli.help"},  {"sandbox", NULL, "luagent.cli.sandbox"},
     {"doctor", NULL, "luagent.cli.doctor"}, {"trace", NULL, "luagent.cli.trace"},
     {"meta", NULL, "luagent.cli.meta"},    {"cache", NULL, "luagent.cli.cache"},
-    {"eval", NULL, "luagent.cli.eval"},
+    {"eval", NULL, "luagent.cli.eval"},    {"new", NULL, "luagent.cli.new"},
 };
 
+/* Is this `luagent COMMAND --help` (or -h) for a command with a help page? */
+static int wants_page(const command *c, int argc, char **argv) {
+  return argc == 3 && c->name[0] != '-' && strcmp(c->name, "help") != 0 &&
+         (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0);
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fputs(USAGE, stderr);
-    return 2;
-  }
+  if (argc < 2) return cmd_module("luagent.cli.usage", 0, argv + 1);
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
     const command *c = &COMMANDS[i];
     if (strcmp(argv[1], c->name) != 0) continue;
+    if (wants_page(c, argc, argv)) return cmd_module("luagent.cli.help", 1, argv + 1);
     if (c->module) return cmd_module(c->module, argc - 2, argv + 2);
     return c->run(argc - 2, argv + 2);
   }

@@ -1,4 +1,4 @@
-/* runner: parser of the runner's output protocol (see runner.h). */
+/* runner: parser of the supervisor's frames (see runner.h). */
 #include "runner.h"
 
 #include <stdio.h>
@@ -16,7 +16,7 @@ static int header_line(runner_parser *p, const runner_events *ev, void *ctx) {
   char kind = s[0];
   long long id = 0;
   unsigned long long n = 0;
-  int code = 0;
+  runner_exit x = {0};
   char flags[16] = "-";
   if (kind == 'R' && s[1] == ' ') {
     ev->ready(ctx, s + 2);
@@ -25,8 +25,11 @@ static int header_line(runner_parser *p, const runner_events *ev, void *ctx) {
     p->id = id;
     p->remaining = (size_t)n;
     buf_clear(&p->failure);
-  } else if (kind == 'X' && sscanf(s + 1, " %lld %d %15s", &id, &code, flags) >= 2) {
-    ev->exited(ctx, id, code, flags);
+  } else if (kind == 'X' && sscanf(s + 1, " %lld %d %15s %ld", &id, &x.code, flags, &x.killed) >= 2) {
+    snprintf(x.flags, sizeof x.flags, "%s", strcmp(flags, "-") == 0 ? "" : flags);
+    x.timed_out = strchr(x.flags, 't') != NULL;
+    x.oom = strchr(x.flags, 'o') != NULL;
+    ev->exited(ctx, id, &x);
   } else {
     return -1;
   }

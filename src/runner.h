@@ -1,16 +1,17 @@
-/* runner: the host side of the protocol spoken with sandbox/runner.py, the
- * small supervisor a session starts once inside its container, so that each
- * command costs a fork there instead of a Docker exec (~30 ms).
- *
- * Host -> runner (its stdin): a JSON line, then as many raw bytes as its
- * "size" field says (stdin data, Python code).
- * Runner -> host (its stdout), each message a text line, some followed by bytes:
- *   R <version>               ready
- *   O <id> <n>\n<n bytes>     stdout of command <id>
- *   E <id> <n>\n<n bytes>     stderr of command <id>
- *   F <id> <n>\n<n bytes>     command <id> could not start (the reason)
- *   X <id> <code> <flags>     command <id> ended; flags: "o" OOM-killed, "k" killed on
- *                             request, "r" the Python session was restarted, "-" none
+/* runner: the host side of the frames the sandbox supervisor writes on its
+ * stdout (sandbox/supervisor/DESIGN.md, "Frames"); the requests it reads are
+ * src/supervisor_proto.h. Each message is a text line, some followed by bytes:
+ *   R <version>                      ready (RUNNER_PROTOCOL)
+ *   O <id> <n>\n<n bytes>            stdout of command <id>
+ *   E <id> <n>\n<n bytes>            stderr of command <id>
+ *   F <id> <n>\n<n bytes>            command <id> could not start (the reason)
+ *   X <id> <code> <flags> <killed>   command <id> ended; code: the exit code or
+ *                                    128 + signal; flags: letters, "-" for none:
+ *                                    "k" killed on request, "t" timed out (killed
+ *                                    by the supervisor), "o" OOM-killed, "r" (python)
+ *                                    the interpreter was restarted before it;
+ *                                    killed: how many other processes of the command
+ *                                    were killed when it ended (0 when absent)
  * Pure C. */
 #ifndef LUAGENT_RUNNER_H
 #define LUAGENT_RUNNER_H
@@ -19,11 +20,21 @@
 
 #include "buf.h"
 
+#define RUNNER_PROTOCOL "2"
+
+typedef struct runner_exit {
+  int code;
+  char flags[16];  /* "" when none */
+  long killed;
+  int timed_out;   /* flags has 't' */
+  int oom;         /* flags has 'o' */
+} runner_exit;
+
 typedef struct runner_events {
   void (*ready)(void *ctx, const char *version);
   void (*output)(void *ctx, long long id, int stream, const char *data, size_t n); /* stream 1 or 2 */
   void (*failed)(void *ctx, long long id, const char *data, size_t n);
-  void (*exited)(void *ctx, long long id, int code, const char *flags);
+  void (*exited)(void *ctx, long long id, const runner_exit *x);
 } runner_events;
 
 typedef struct runner_parser {

@@ -313,12 +313,19 @@ int host_await(lua_State *L, wait_slot *slot, lua_KContext ctx, lua_KFunction k)
 }
 
 void task_cancel(task *t, const char *why) {
+  if (!t->finished && !t->stop_why) t->stop_why = why;
   if (t->state == TASK_WAITING && t->waiting) {
     cancel_slot(t->waiting, why);
   } else if ((t->state == TASK_READY || t->state == TASK_RUNNING) && !t->cancel_pending) {
     t->cancel_pending = 1;
     t->cancel_why = why;
   }
+}
+
+const char *sched_stopping(lua_State *L) {
+  sched *s = sched_of(L);
+  if (s->interrupted) return SCHED_WHY_INTERRUPT;
+  return s->current ? s->current->stop_why : NULL;
 }
 
 void sched_cancel_all(sched *s, const char *why) {

@@ -135,6 +135,11 @@ int task_results(lua_State *L, int idx);
 int task_wait(lua_State *L);
 /* Asks the task to stop at its next wait; no effect once it finished. */
 void task_cancel(task *t, const char *why);
+/* Why the running task (of L's state) was asked to stop — an interrupt
+ * (Ctrl-C, SIGTERM), task:cancel(), its main task failing — or NULL. It
+ * stays set after the cancelled wait raised it once, so code that caught
+ * the cancellation can still see the run is stopping. */
+const char *sched_stopping(lua_State *L);
 /* Closes the handle: cancels an unfinished task (SCHED_WHY_CLOSE), marks
  * it closed. Idempotent. */
 void task_close(task *t);

@@ -37,6 +37,7 @@ struct task {
   int finished; /* state is TASK_DONE or TASK_FAILED */
   int cancel_pending; /* cancel at the next wait, with cancel_why */
   const char *cancel_why;
+  const char *stop_why; /* it was asked to stop (task_cancel), why: kept after its wait raised it */
   int observed;   /* someone took its result or error */
   int deadlocked; /* its wait was broken because nothing could wake it */
   unsigned id;

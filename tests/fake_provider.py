@@ -101,6 +101,10 @@ A step is a JSON object. Forms (keys may combine as noted):
    non-stream: send headers with the full Content-Length but only half the body,
    then close.
 
+4b. A stall: a reply with "stall": N -> like a cut (headers, then the first half of
+   the body or of the events), then N seconds of silence before hanging up: a
+   server that answered 200 and then stopped sending.
+
 5. Invalid JSON: {"invalid_json": true} -> 200, Content-Type: application/json, body
    `{"id": "broken", "choices": [` (non-stream); for a stream, a valid first event
    followed by `data: {"broken": ` and a normal end of stream (Chat Completions:
@@ -118,6 +122,29 @@ A step is a JSON object. Forms (keys may combine as noted):
 
 7. Echo: {"echo": true} -> a normal reply whose text is the request body
    re-serialized with json.dumps(body, sort_keys=True).
+
+8. A structured answer: {"json": {...}} (a reply step; "text", "usage", "finish",
+   "chunk" and "tool_calls" combine with it) -> the value as the providers give a
+   structured answer: Chat Completions and Responses send it as the message text
+   (compact JSON; streamed in pieces like any text); Anthropic sends it as a
+   tool_use block (after the step's other tool calls) of the tool the request
+   forces (tool_choice {"type": "tool", "name"}), else of the step's "tool"
+   name, else of the request's only tool. An Anthropic request whose answer
+   tool cannot be found is a 400. (A request refused so still takes its step.)
+
+9. A refusal: {"refusal": "I can't help with that."} (Chat Completions and
+   Responses) -> the refusal instead of text, as OpenAI sends one to a structured
+   request: message.content null and message.refusal (streamed as "refusal"
+   deltas); Responses: a message item whose content is {"type": "refusal",
+   "refusal"} (streamed as response.refusal.delta / .done).
+
+Structured requests are checked as the real services check them: a Chat
+Completions response_format / Responses text.format of type json_schema needs a
+name (a-z, A-Z, 0-9, _ and -, at most 64) and a schema whose root is an object;
+with strict true every object in it needs "additionalProperties": false and
+every property in "required" (a 400 naming the schema and the place otherwise,
+as OpenAI words it). An Anthropic tool_choice of type "tool" must name one of
+the request's tools (a 400 otherwise).
 
 Wire details worth knowing (they follow the real services)
 ----------------------------------------------------------
@@ -355,6 +382,7 @@ class Reply:
         self.finish = "tool" if self.calls and finish == DEFAULT_FINISH else finish
         self.model = step.get("model") or request.get("model") or DEFAULT_MODEL
         self.chunk = int(step.get("chunk", DEFAULT_CHUNK))
+        self.refusal = step.get("refusal")
 
     @property
     def has_text_block(self):
@@ -391,7 +419,9 @@ def chat_tool_call(call):
 
 def chat_message(reply):
     content = reply.text if reply.text or not reply.calls else None
-    message = {"role": "assistant", "content": content, "refusal": None, "annotations": []}
+    if reply.refusal:
+        content = None
+    message = {"role": "assistant", "content": content, "refusal": reply.refusal, "annotations": []}
     if reply.calls:
         message["tool_calls"] = [chat_tool_call(c) for c in reply.calls]
     return message
@@ -442,7 +472,10 @@ def chat_stream(reply):
         return sse(chat_chunk(reply, [chat_choice(delta, finish)], include_usage))
 
     events = [event({"role": "assistant", "content": "", "refusal": None})]
-    events += [event({"content": p}) for p in pieces(reply.text, reply.chunk)]
+    if reply.refusal:
+        events += [event({"refusal": p}) for p in pieces(reply.refusal, reply.chunk)]
+    else:
+        events += [event({"content": p}) for p in pieces(reply.text, reply.chunk)]
     for i, call in enumerate(reply.calls):
         events.append(event({"tool_calls": [{
             "index": i, "id": call.openai_id, "type": "function",
@@ -474,7 +507,13 @@ def responses_text_part(text):
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
+def responses_refusal_part(text):
+    return {"type": "refusal", "refusal": text}
+
+
 def responses_message_item(reply, status="completed", content=None):
+    if content is None and reply.refusal:
+        content = [responses_refusal_part(reply.refusal)]
     if content is None:
         content = [responses_text_part(reply.text)]
     return {"type": "message", "id": reply.msg_id, "status": status,
@@ -541,6 +580,16 @@ def responses_json(reply):
 def responses_message_events(reply, index):
     """(type, fields) pairs for one streamed message item."""
     ids = {"item_id": reply.msg_id, "output_index": index, "content_index": 0}
+    if reply.refusal:
+        return [
+            ("response.output_item.added",
+             {"output_index": index, "item": responses_message_item(reply, "in_progress", [])}),
+            ("response.content_part.added", dict(ids, part=responses_refusal_part(""))),
+        ] + [("response.refusal.delta", dict(ids, delta=p)) for p in pieces(reply.refusal, reply.chunk)] + [
+            ("response.refusal.done", dict(ids, refusal=reply.refusal)),
+            ("response.content_part.done", dict(ids, part=responses_refusal_part(reply.refusal))),
+            ("response.output_item.done", {"output_index": index, "item": responses_message_item(reply)}),
+        ]
     events = [
         ("response.output_item.added",
          {"output_index": index,
@@ -753,7 +802,113 @@ def is_error_step(step):
 
 
 def is_reply_step(step):
-    return any(k in step for k in ("text", "tool_calls", "echo", "usage", "finish", "model"))
+    return any(k in step for k in ("text", "tool_calls", "echo", "usage", "finish", "model", "json",
+                                   "refusal"))
+
+
+# ---------------------------------------------------------------------------
+# Structured answers (step "json") and the checks of structured requests
+
+SCHEMA_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def openai_format(provider, body):
+    """The json_schema format a Chat Completions or Responses request asks for, or None."""
+    if not isinstance(body, dict):
+        return None
+    if provider == CHAT:
+        rf = body.get("response_format")
+        if isinstance(rf, dict) and rf.get("type") == "json_schema":
+            return rf.get("json_schema") if isinstance(rf.get("json_schema"), dict) else {}
+    elif provider == RESPONSES:
+        text = body.get("text")
+        fmt = text.get("format") if isinstance(text, dict) else None
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            return fmt
+    return None
+
+
+def strict_problem(schema, context=()):
+    """Where a strict schema breaks OpenAI's rules, as its 400 message words it, or None."""
+    if not isinstance(schema, dict):
+        return None
+    is_object = schema.get("type") == "object" or "properties" in schema
+    if is_object:
+        if schema.get("additionalProperties") is not False:
+            return ("In context=%s, 'additionalProperties' is required to be supplied and to be false."
+                    % (context,))
+        props = schema.get("properties") or {}
+        missing = [k for k in props if k not in (schema.get("required") or [])]
+        if missing:
+            return ("In context=%s, 'required' is required to be supplied and to be an array including "
+                    "every key in properties. Missing '%s'." % (context, missing[0]))
+    for key in ("properties", "$defs", "definitions"):
+        for name, sub in (schema.get(key) or {}).items():
+            found = strict_problem(sub, context + (key, name))
+            if found:
+                return found
+    for i, sub in enumerate(schema.get("anyOf") or []):
+        found = strict_problem(sub, context + ("anyOf", str(i)))
+        if found:
+            return found
+    if "items" in schema:
+        return strict_problem(schema["items"], context + ("items",))
+    return None
+
+
+def structured_request_error(provider, body):
+    """The 400 message a structured request gets from the real service, or None."""
+    if provider == ANTHROPIC:
+        choice = body.get("tool_choice") if isinstance(body, dict) else None
+        if isinstance(choice, dict) and choice.get("type") == "tool":
+            names = [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
+            if choice.get("name") not in names:
+                return "tool_choice.name: tool '%s' was not found in tools" % choice.get("name")
+        return None
+    fmt = openai_format(provider, body)
+    if fmt is None:
+        return None
+    name = fmt.get("name")
+    where = "response_format" if provider == CHAT else "text.format"
+    if not isinstance(name, str) or not name or len(name) > 64 or not set(name) <= SCHEMA_NAME_CHARS:
+        return "Invalid '%s.name': must match the pattern ^[a-zA-Z0-9_-]{1,64}$." % where
+    schema = fmt.get("schema")
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return "Invalid schema for %s '%s': schema must be a JSON Schema of 'type: \"object\"'." % (where, name)
+    if fmt.get("strict") is True:
+        problem = strict_problem(schema)
+        if problem:
+            return "Invalid schema for %s '%s': %s" % (where, name, problem)
+    return None
+
+
+def anthropic_answer_tool(step, body):
+    """The tool a structured answer is a call of, in an Anthropic request, or None."""
+    choice = body.get("tool_choice") if isinstance(body, dict) else None
+    if isinstance(choice, dict) and choice.get("type") == "tool":
+        return choice.get("name")
+    if step.get("tool"):
+        return step["tool"]
+    tools = body.get("tools") if isinstance(body, dict) else None
+    if isinstance(tools, list) and len(tools) == 1 and isinstance(tools[0], dict):
+        return tools[0].get("name")
+    return None
+
+
+def add_structured_answer(provider, step, body, reply, queue):
+    """Puts a step's "json" value into the reply; an error message when it cannot."""
+    value = step["json"]
+    if provider != ANTHROPIC:
+        reply.text = dumps(value)
+        return None
+    name = anthropic_answer_tool(step, body)
+    if not name:
+        return ("%s: a json step needs a forced tool_choice, a \"tool\" name or a request with one tool"
+                % NAME)
+    reply.calls.append(Call({"name": name, "arguments": value}, STORE.next_call(queue)))
+    if reply.finish == DEFAULT_FINISH:
+        reply.finish = "tool"
+    return None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -795,15 +950,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(k, str(v))
         self.end_headers()
 
-    def _send(self, status, body, headers=None, ctype=JSON_CONTENT_TYPE, cut=False):
+    def _send(self, status, body, headers=None, ctype=JSON_CONTENT_TYPE, cut=False, stall=0):
         if not isinstance(body, bytes):
             body = dumps(body).encode("utf-8")
         all_headers = {"Content-Type": ctype, "Content-Length": str(len(body))}
         all_headers.update(headers or {})
         self._head(status, all_headers)
-        if cut:
+        if cut or stall:
             self.wfile.write(body[:len(body) // 2])
             self.wfile.flush()
+            time.sleep(stall)
             self._hang_up()
         else:
             self.wfile.write(body)
@@ -819,8 +975,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
-    def _stream(self, events, headers, tail=(), cut_after=None):
-        """Send events as a chunked SSE body; cut_after=k sends k events, part of the next, and hangs up."""
+    def _stream(self, events, headers, tail=(), cut_after=None, stall=0):
+        """Send events as a chunked SSE body; cut_after=k sends k events, part of the next,
+        waits `stall` seconds and hangs up."""
         all_headers = {"Content-Type": SSE_CONTENT_TYPE, "Cache-Control": "no-cache",
                        "Transfer-Encoding": "chunked"}
         all_headers.update(headers)
@@ -830,6 +987,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._chunk(e)
             nxt = events[cut_after]
             self._chunk(nxt[:max(1, len(nxt) // 2)])
+            time.sleep(stall)
             self._hang_up()
             return
         for e in list(events) + list(tail):
@@ -906,16 +1064,24 @@ class Handler(BaseHTTPRequestHandler):
         stream = isinstance(body, dict) and body.get("stream") is True
         if step.get("invalid_json"):
             return self._invalid_json(provider, Reply(step, body, queue), stream, extra)
+        problem = structured_request_error(provider, body)
+        if problem:
+            return self._error(provider, 400, {"message": problem}, extra)
         reply = Reply(step, body, queue, late=late)
+        if "json" in step:
+            problem = add_structured_answer(provider, step, body, reply, queue)
+            if problem:
+                return self._error(provider, 400, {"message": problem}, extra)
         headers = self._id_headers(provider, reply.n)
         headers.update(extra)
+        stall = float(step.get("stall") or 0)
         if not stream:
             return self._send(200, RENDER_JSON[provider](reply), headers,
-                              cut=bool(step.get("cut")))
+                              cut=bool(step.get("cut")), stall=stall)
         events = RENDER_STREAM[provider](reply)
         half = max(1, len(events) // 2)
-        if step.get("cut"):
-            return self._stream(events, headers, cut_after=min(half, len(events) - 1))
+        if step.get("cut") or stall:
+            return self._stream(events, headers, cut_after=min(half, len(events) - 1), stall=stall)
         if step.get("stream_error") is not None:
             err = step["stream_error"] if isinstance(step["stream_error"], dict) else {}
             return self._stream(events[:half], headers,
@@ -1256,6 +1422,74 @@ class SelfTest:
         self.check(time.time() - t0 >= 0.1 and json.loads(body)["content"][0]["text"] == "Tail",
                    "anthropic hang + reply")
 
+    def test_structured(self):
+        q = "structured"
+        schema = {"type": "object", "properties": {"kind": {"type": "string"}},
+                  "required": ["kind"], "additionalProperties": False}
+        answer = {"kind": "spike", "n": [1, 2]}
+        self.script(q, [{"json": answer}, {"json": answer, "chunk": 3}, {"json": answer},
+                        {"json": answer, "chunk": 5}, {"json": answer},
+                        {"json": answer, "text": "Done.", "tool": "report"},
+                        {"json": answer}, {"json": answer}, {"json": answer}, {"json": answer}])
+        chat = {"model": "m", "response_format": {"type": "json_schema", "json_schema": {
+            "name": "report", "schema": schema, "strict": True}}}
+        status, _, body = self.post(q, "/v1/chat/completions", chat)
+        msg = json.loads(body)["choices"][0]["message"]
+        self.check(status == 200 and json.loads(msg["content"]) == answer
+                   and msg["content"] == dumps(answer), "structured: chat json")
+        status, _, raw, _ = self.raw_post(q, "/v1/chat/completions", dict(chat, stream=True))
+        text = "".join(json.loads(d)["choices"][0]["delta"].get("content") or ""
+                       for _, d in self.events(raw)[:-1] if json.loads(d)["choices"])
+        self.check(status == 200 and json.loads(text) == answer, "structured: chat stream")
+        resp = {"model": "m", "text": {"format": {"type": "json_schema", "name": "report",
+                                                  "schema": schema, "strict": True}}}
+        status, _, body = self.post(q, "/v1/responses", resp)
+        out = json.loads(body)["output"]
+        self.check(status == 200 and json.loads(out[0]["content"][0]["text"]) == answer,
+                   "structured: responses json")
+        status, _, raw, _ = self.raw_post(q, "/v1/responses", dict(resp, stream=True))
+        deltas = "".join(json.loads(d).get("delta", "") for _, d in self.events(raw)
+                         if json.loads(d)["type"] == "response.output_text.delta")
+        self.check(json.loads(deltas) == answer, "structured: responses stream")
+        tools = [{"name": "run", "input_schema": {"type": "object"}},
+                 {"name": "report", "input_schema": schema}]
+        forced = {"model": "c", "tools": tools, "tool_choice": {"type": "tool", "name": "report"}}
+        status, _, body = self.post(q, "/v1/messages", forced)
+        doc = json.loads(body)
+        self.check(status == 200 and doc["stop_reason"] == "tool_use" and len(doc["content"]) == 1
+                   and doc["content"][0]["type"] == "tool_use" and doc["content"][0]["name"] == "report"
+                   and doc["content"][0]["input"] == answer, "structured: anthropic forced tool")
+        status, _, body = self.post(q, "/v1/messages", {"model": "c", "tools": tools,
+                                                        "tool_choice": {"type": "auto"}})
+        doc = json.loads(body)
+        self.check(status == 200 and doc["content"][0] == {"type": "text", "text": "Done."}
+                   and doc["content"][1]["name"] == "report", "structured: anthropic tool named by the step")
+        status, _, raw, _ = self.raw_post(q, "/v1/messages", dict(forced, stream=True))
+        args = "".join(json.loads(d)["delta"].get("partial_json", "") for _, d in self.events(raw)
+                       if json.loads(d)["type"] == "content_block_delta")
+        self.check(status == 200 and json.loads(args) == answer, "structured: anthropic stream")
+        status, _, body = self.post(q, "/v1/messages", {"model": "c", "tools": tools,
+                                                        "tool_choice": {"type": "tool", "name": "nope"}})
+        self.check(status == 400 and "nope" in json.loads(body)["error"]["message"],
+                   "structured: anthropic forced tool that is not there")
+        loose = {"type": "object", "properties": {"kind": {"type": "string"}}}
+        status, _, body = self.post(q, "/v1/chat/completions", {"model": "m", "response_format": {
+            "type": "json_schema", "json_schema": {"name": "report", "schema": loose, "strict": True}}})
+        self.check(status == 400 and "additionalProperties" in json.loads(body)["error"]["message"],
+                   "structured: a strict schema OpenAI refuses")
+        status, _, body = self.post(q, "/v1/chat/completions", {"model": "m", "response_format": {
+            "type": "json_schema", "json_schema": {"name": "report", "schema": loose, "strict": False}}})
+        self.check(status == 200, "structured: the same schema, not strict")
+        self.script(q, [{"refusal": "No."}, {"refusal": "Not this."}, {"refusal": "No."}])
+        msg = json.loads(self.post(q, "/v1/chat/completions", chat)[2])["choices"][0]["message"]
+        self.check(msg["content"] is None and msg["refusal"] == "No.", "structured: chat refusal")
+        _, _, raw, _ = self.raw_post(q, "/v1/chat/completions", dict(chat, stream=True))
+        refusal = "".join(json.loads(d)["choices"][0]["delta"].get("refusal") or ""
+                          for _, d in self.events(raw)[:-1] if json.loads(d)["choices"])
+        self.check(refusal == "Not this.", "structured: chat refusal streamed")
+        out = json.loads(self.post(q, "/v1/responses", resp)[2])["output"]
+        self.check(out[0]["content"] == [{"type": "refusal", "refusal": "No."}], "structured: responses refusal")
+
     def test_control(self):
         self.script("ctl", [{"text": "x"}])
         self.call("POST", "/q/ctl/v1/messages", {"model": "m"}, {"X-Api-Key": "k1"})
@@ -1280,8 +1514,29 @@ class SelfTest:
             self.check(r.status == 200 and r.read() == b"[]", "keep-alive request %d" % i)
         conn.close()
 
+    def test_stall(self):
+        """A stall sends the headers and half the answer at once, then nothing until it hangs up."""
+        q = "stall"
+        self.script(q, [{"text": "abcdefghijklmnop", "stall": 0.5}, {"text": "abcdefgh", "stall": 0.5}])
+        for stream in (False, True):
+            conn = http.client.HTTPConnection(HOST, self.port, timeout=10)
+            t0 = time.time()
+            conn.request("POST", "/q/%s/v1/chat/completions" % q, json.dumps({"model": "m", "stream": stream}),
+                         {"Content-Type": "application/json"})
+            r = conn.getresponse()
+            headers_at = time.time() - t0
+            try:
+                r.read()
+                cut = None
+            except (http.client.IncompleteRead, ConnectionError, ValueError) as e:
+                cut = e
+            conn.close()
+            self.check(r.status == 200 and headers_at < 0.4 and time.time() - t0 >= 0.5 and cut is not None,
+                       "stall (stream=%s): headers at once, then silence, then a cut" % stream)
+
     def run(self):
-        for test in (self.test_chat, self.test_responses, self.test_anthropic, self.test_control):
+        for test in (self.test_chat, self.test_responses, self.test_anthropic, self.test_structured,
+                     self.test_control, self.test_stall):
             try:
                 test()
             except Exception as e:  # a crash in a check is a failure, named

@@ -2,9 +2,8 @@
 """A tiny test client of the sandbox supervisor (sandbox/supervisor/DESIGN.md).
 
 Starts `docker exec -i CONTAINER /run/luagent/luagent-supervisor serve` (with
---runner: sandbox/runner.py, to compare run costs; with --local CMD...: that
-serve command on this machine, e.g. a sanitizer build), then reads steps as JSON lines on stdin and
-prints one JSON line per result:
+--local CMD...: that serve command on this machine, e.g. a sanitizer build),
+then reads steps as JSON lines on stdin and prints one JSON line per result:
 
   {"op": "run", "argv": [...], "env": {...}, "cwd": "...", "stdin": "...", "timeout": ms}
   {"op": "spawn", ...same...}           returns at once: {"id": N}
@@ -92,10 +91,7 @@ class Supervisor:
             ident = self.next_id
             self.pending[ident] = {"id": ident, "stdout": [], "stderr": [], "failure": [],
                                    "sent": time.monotonic()}
-        if self.version == "1":  # sandbox/runner.py, for comparison: JSON requests
-            self.proc.stdin.write(runner_request(op, ident, fields))
-        else:
-            self.proc.stdin.write(encode(op, ident, fields))
+        self.proc.stdin.write(encode(op, ident, fields))
         self.proc.stdin.flush()
         return ident
 
@@ -103,13 +99,6 @@ class Supervisor:
         while ident not in self.results:
             self._frame()
         return self.results.pop(ident)
-
-
-def runner_request(op, ident, fields):
-    """The same request in sandbox/runner.py's JSON protocol (run only)."""
-    argv = [f.split(b":", 1)[1][1:-1].decode() for f in fields if f.split(b":", 1)[1][:1] == b"a"]
-    return (json.dumps({"op": op, "id": ident, "argv": argv, "env": {}, "cwd": "/workspace",
-                        "token": "bench%d" % ident, "size": 0}) + "\n").encode()
 
 
 def command_fields(step):
@@ -198,12 +187,8 @@ def step_result(sv, step, spawned):
 def main():
     args = sys.argv[1:]
     if not args:
-        raise SystemExit("usage: supervisor_client.py CONTAINER [--runner] | --local SERVE-COMMAND... < steps.jsonl")
+        raise SystemExit("usage: supervisor_client.py CONTAINER | --local SERVE-COMMAND... < steps.jsonl")
     container, serve, user = args[0], ["/run/luagent/luagent-supervisor", "serve"], "0"
-    if len(args) > 1 and args[1] == "--runner":
-        runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sandbox", "runner.py")
-        with open(runner) as f:
-            serve, user = ["python3", "-c", f.read()], "1000:1000"
     if container == "--local":  # a serve command run here (e.g. an ASan build), no container
         sv = Supervisor(args[1:])
     else:

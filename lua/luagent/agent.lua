@@ -9,10 +9,13 @@
 --     outputs = {"output/anomalies.csv", "output/*.png", "output/report.md"},
 --     max_tool_output = 16000,                              -- longer tool results are cut
 --     on_step = function(step) end,                         -- every model turn and tool call
+--     output = {schema = {...JSON Schema...}, name = "report"},   -- a structured final answer
+--     approve = function(call, ctx) return true end,        -- or "ask": a person decides
 --   }
 --   local result = analyst:run("Find the anomaly in input/building_energy.csv")
---   -- result = {output, turns, usage, cost, transcript, stopped_by = "answer" | "max_turns"
---   --           | "budget" | "error", error, missing_outputs, duration}
+--   -- result = {output, value, turns, usage, cost, transcript, stopped_by = "answer" | "max_turns"
+--   --           | "budget" | "error" | "invalid_output" | "refused", error, output_errors,
+--   --           missing_outputs, duration}
 --
 -- The loop: call the model; run the tool calls it asks for (several at once
 -- when it asks for several); give the results back; repeat until it answers
@@ -20,18 +23,39 @@
 -- limit is a normal outcome with the transcript kept; `on_limit(result)` may
 -- turn it into a final answer. An unknown tool, arguments that are not valid
 -- JSON, a missing required argument or a tool that raises all become tool
--- results the model reads and can fix. A result longer than max_tool_output
--- is cut to its head and tail; the whole text stays in the workspace
--- (.luagent/outputs/ID.txt) and the read_output tool pages through it.
+-- results the model reads and can fix — except a cancellation (Ctrl-C,
+-- SIGTERM, task:cancel()): raised, returned or swallowed by a tool, it ends
+-- the run at once, raised from agent:run, with no further model call. A
+-- result longer than max_tool_output is cut to its head and tail; the whole
+-- text stays in the workspace (.luagent/outputs/ID.txt) and the read_output
+-- tool pages through it.
 -- Declared outputs are checked before the agent may finish: it is told what
 -- is missing (twice at most) and the result lists what is still missing.
 -- An agent is a plain value: the same agent can run twice at once.
+--
+-- With `output`, the final answer is JSON matching output.schema, asked for
+-- in each provider's own way (luagent.model.structured) and checked here:
+-- result.value is the decoded answer and result.output its JSON text. An
+-- answer that does not match goes back to the model with the errors (path and
+-- what is wrong) while turns remain; when they run out, stopped_by is
+-- "invalid_output" and result.output_errors lists them. A provider that
+-- answers through a tool (Anthropic) is offered the answer tool beside the
+-- agent's tools: the model uses its tools, then calls it; a turn that ends in
+-- plain text instead is followed by one call that must call it. A refusal
+-- (OpenAI) stops the run: stopped_by "refused", output the refusal.
+--
+-- With `approve` (or tools that say needs_approval), a tool call runs only
+-- once approved (luagent.approval): a refused call's result is the reason,
+-- changed arguments run instead of the model's (its result says so). Calls
+-- are approved one at a time, in order, before a turn's calls run.
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
 local loop = require "luagent.loop"
 local sys = require "luagent.sys"
 local tools_mod = require "luagent.tools"
+local structured = require "luagent.model.structured"
+local approval = require "luagent.approval"
 
 local agent = {}
 
@@ -59,6 +83,10 @@ function agent.new(spec)
   if spec.budget ~= nil and type(spec.budget) ~= "table" then
     error("agent.new: budget must be {tokens = n, cost = dollars}", 2)
   end
+  if spec.output ~= nil then
+    a.output = structured.output(spec.output, "agent.new: output.", {{name = "read_output"}, table.unpack(tools)}, 3)
+  end
+  approval.check(spec, tools)
   -- the workspace of the first sandbox tool keeps long outputs and is checked for outputs
   if not a.workspace then
     for _, tool in ipairs(tools) do
@@ -176,12 +204,48 @@ local function as_content(value)
   return ok and encoded or tostring(value)
 end
 
+-- ---- approval (luagent.approval) ----
+
+-- The decisions of a turn's calls, asked one at a time, in order; only calls
+-- that would run ask (a known tool, arguments that can be used).
+function Run:approve_calls(calls, turn)
+  local decisions = {}
+  for i, call in ipairs(calls) do
+    local tool = self.by_name[call.name]
+    if tool and not call.arguments_error and not missing_required(tool.parameters, call.arguments) then
+      decisions[i] = approval.decide(self, call, tool, turn)
+    end
+  end
+  return decisions
+end
+
+-- A result of a call whose arguments the approver changed says so first.
+local function changed_note(decision, content)
+  if not (decision and decision.changed) then return content end
+  local note = "(The arguments were changed before the call ran: " .. json.encode(decision.arguments) .. ")\n"
+  if type(content) == "table" then
+    content[1].text = note .. content[1].text
+    return content
+  end
+  return note .. content
+end
+
 local function is_cancel(err)
   return type(err) == "table" and err.kind == "cancelled"
 end
 
+-- The cancellation a tool let through, returned (nil, err) or caught and
+-- swallowed: the run is stopping (Ctrl-C, SIGTERM, task:cancel()), and no
+-- tool result may hide it, nor may the model be asked again.
+local function stopping(ok, value, err)
+  if not ok and is_cancel(value) then return value end
+  if ok and value == nil and is_cancel(err) then return err end
+  return loop.cancelled()
+end
+
 -- Runs one tool call; whatever goes wrong becomes a result the model reads.
-function Run:call_tool(call, turn)
+-- decision: the call's approval (luagent.approval), nil when it needed none.
+function Run:call_tool(call, turn, decision)
   local tool = self.by_name[call.name]
   local started = loop.now()
   self:emit({type = "tool_call", turn = turn, id = call.id, name = call.name, arguments = call.arguments or call.arguments_json})
@@ -195,12 +259,16 @@ function Run:call_tool(call, turn)
   elseif missing_required(tool.parameters, call.arguments) then
     content, is_error = ("Error: %s needs the argument(s) %s."):format(call.name,
       table.concat(missing_required(tool.parameters, call.arguments), ", ")), true
+  elseif decision and not decision.approved then
+    content, is_error = decision.message, true
   else
-    local ok, value = pcall(tool.handler, call.arguments, {call_id = call.id, turn = turn, run = self})
-    if ok then
-      content = as_content(value)
-    elseif is_cancel(value) then
-      error(value, 0)
+    local args = decision and decision.arguments or call.arguments
+    local ok, value, err = pcall(tool.handler, args, {call_id = call.id, turn = turn, run = self})
+    local stop = stopping(ok, value, err)
+    if stop then
+      error(stop, 0)
+    elseif ok then
+      content = changed_note(decision, as_content(value))
     else
       local message = type(value) == "table" and (value.message or json.encode(value)) or tostring(value)
       content, is_error = ("Error: the tool %s failed: %s"):format(call.name, message), true
@@ -216,9 +284,12 @@ end
 
 -- Runs a turn's tool calls, at once when there are several; results in call order.
 function Run:call_tools(calls, turn)
-  if #calls == 1 then return {self:call_tool(calls[1], turn)} end
+  local decisions = self:approve_calls(calls, turn)
+  if #calls == 1 then return {self:call_tool(calls[1], turn, decisions[1])} end
   local tasks = {}
-  for i, call in ipairs(calls) do tasks[i] = loop.spawn(function() return self:call_tool(call, turn) end) end
+  for i, call in ipairs(calls) do
+    tasks[i] = loop.spawn(function() return self:call_tool(call, turn, decisions[i]) end)
+  end
   local results = {}
   for i, task in ipairs(tasks) do
     local message, err = task:wait()
@@ -252,6 +323,88 @@ function Run:missing_outputs()
   return missing
 end
 
+-- ---- structured answers (agent.new{output = ...}; luagent.model.structured) ----
+
+-- "auto" while the agent has tools; the answer tool by name for the one call
+-- that must give the answer (after a turn that ended in plain text).
+function Run:tool_choice(ntools)
+  if self.force_answer then
+    self.force_answer = false
+    return {name = self.agent.output.name}
+  end
+  return ntools > 0 and "auto" or nil
+end
+
+-- The calls of a turn as the transcript keeps them: the answer tool's too.
+local function calls_of(result)
+  if not result.output_call then return result.tool_calls end
+  local calls = {table.unpack(result.tool_calls)}
+  calls[#calls + 1] = result.output_call
+  return calls
+end
+
+-- Is this turn the model's answer (to check), rather than tool calls or text
+-- where an answer tool was expected?
+function Run:is_answer(response)
+  if #response.tool_calls > 0 then return false end
+  if self.agent.output and response.output_by_tool then return response.output_call ~= nil end
+  return true
+end
+
+-- {text, stopped_by} of an answer that may end the run, or nil when it went
+-- back to the model with its errors.
+function Run:checked_answer(response)
+  local out = self.agent.output
+  if not out then return {text = response.text, stopped_by = "answer"} end
+  if response.refusal and not response.output_json then return {text = response.refusal, stopped_by = "refused"} end
+  local text = response.output_json or response.text
+  local value, errs = structured.decode(out, text)
+  if value == nil then
+    self.invalid, self.invalid_text = errs, text
+    self:reply_to_answer(response, structured.feedback(out, errs, response.output_call ~= nil))
+    self:emit({type = "agent_invalid_output", turn = self.turns, errors = errs})
+    return nil
+  end
+  self.value, self.invalid, self.invalid_text = value, nil, nil
+  return {text = text, stopped_by = "answer"}
+end
+
+-- What the model reads after its answer: the answer tool's result when it
+-- answered through one (a tool call needs its result), else a user message.
+function Run:reply_to_answer(response, text)
+  local call = response.output_call
+  if call then
+    self.messages[#self.messages + 1] = {role = "tool", tool_call_id = call.id, name = call.name, content = text,
+                                         is_error = true}
+  else
+    self.messages[#self.messages + 1] = {role = "user", content = text}
+  end
+end
+
+-- An answer through the answer tool is taken: its call gets a result too,
+-- so the transcript can be continued (run(task, {messages = transcript})).
+function Run:answer_taken(response)
+  if response.output_call and self.value ~= nil then
+    self.messages[#self.messages + 1] = {role = "tool", tool_call_id = response.output_call.id,
+                                         name = response.output_call.name, content = "The answer was taken."}
+  end
+end
+
+-- An answer tool called beside other tools is not taken: it was written
+-- before their results.
+function Run:answer_not_taken(response)
+  if not response.output_call then return end
+  self:reply_to_answer(response, "Not taken: call " .. response.output_call.name
+    .. " alone, once you have read the results of your other tool calls.")
+end
+
+-- A turn in plain text where the answer tool was expected: the next call must call it.
+function Run:ask_for_answer()
+  self.force_answer = true
+  self.messages[#self.messages + 1] = {role = "user",
+    content = "Give your final answer now by calling the tool " .. self.agent.output.name .. "."}
+end
+
 function Run:model_turn(turn)
   local a = self.agent
   local defs = {}
@@ -259,16 +412,17 @@ function Run:model_turn(turn)
     defs[i] = {name = tool.name, description = tool.description, parameters = tool.parameters}
   end
   local result, err = a.model:complete{
-    messages = self.messages, tools = defs, tool_choice = #defs > 0 and "auto" or nil,
+    messages = self.messages, tools = defs, tool_choice = self:tool_choice(#defs),
     temperature = a.temperature, max_tokens = a.max_tokens, stream = a.stream, on_delta = a.on_delta,
-    retry = a.retry, turn = turn, agent = a.name,
+    retry = a.retry, turn = turn, agent = a.name, output = a.output,
   }
   if not result then return nil, err end
   for k in pairs(self.usage) do self.usage[k] = self.usage[k] + (result.usage[k] or 0) end
   if result.cost then self.cost = self.cost + result.cost else self.cost_known = false end
-  self.messages[#self.messages + 1] = {role = "assistant", content = result.text, tool_calls = result.tool_calls}
+  local calls = calls_of(result)
+  self.messages[#self.messages + 1] = {role = "assistant", content = result.text, tool_calls = calls}
   local names = {}
-  for i, c in ipairs(result.tool_calls) do names[i] = c.name end
+  for i, c in ipairs(calls) do names[i] = c.name end
   self:emit({type = "agent_turn", turn = turn, text = result.text, tool_calls = names, usage = result.usage,
              cost = result.cost, duration = result.duration, cached = result.cached, total_usage = self.usage,
              total_cost = self.cost_known and self.cost or nil})
@@ -279,7 +433,7 @@ function Run:result(stopped_by, output, err)
   local result = {
     output = output, turns = self.turns, usage = self.usage, cost = self.cost_known and self.cost or nil,
     transcript = self.messages, stopped_by = stopped_by, error = err, duration = loop.now() - self.started,
-    missing_outputs = self.missing,
+    missing_outputs = self.missing, value = self.value, output_errors = self.invalid,
   }
   if (stopped_by == "max_turns" or stopped_by == "budget") and self.agent.on_limit then
     result.output = self.agent.on_limit(result) or result.output
@@ -301,11 +455,13 @@ end
 
 function Run:go()
   local a = self.agent
-  self:emit({type = "agent_start", task = self.messages[#self.messages].content,
+  local system = self.messages[1].role == "system" and self.messages[1].content or nil
+  self:emit({type = "agent_start", task = self.messages[#self.messages].content, instructions = system,
              model = a.model.provider .. "/" .. tostring(a.model.model), max_turns = a.max_turns, budget = a.budget})
   while true do
     if self.turns >= a.max_turns then
       self:emit({type = "agent_limit", reason = ("max_turns (%d) reached"):format(a.max_turns)})
+      if self.invalid then return self:result("invalid_output", self.invalid_text) end
       return self:result("max_turns", last_text(self.messages))
     end
     local spent = self:over_budget()
@@ -313,24 +469,34 @@ function Run:go()
       self:emit({type = "agent_limit", reason = spent})
       return self:result("budget", last_text(self.messages))
     end
+    local stop = loop.cancelled()
+    if stop then error(stop, 0) end
     self.turns = self.turns + 1
     local response, err = self:model_turn(self.turns)
+    if not response and is_cancel(err) then error(err, 0) end
     if not response then return self:result("error", last_text(self.messages), err) end
-    if #response.tool_calls == 0 then
-      local missing = self:missing_outputs()
-      if #missing == 0 or self.reminders >= DEFAULTS.reminders then
-        self.missing = missing
-        return self:result("answer", response.text)
+    if self:is_answer(response) then
+      local answer = self:checked_answer(response)
+      if answer then
+        local missing = self:missing_outputs()
+        if #missing == 0 or self.reminders >= DEFAULTS.reminders or answer.stopped_by == "refused" then
+          self.missing = missing
+          self:answer_taken(response)
+          return self:result(answer.stopped_by, answer.text)
+        end
+        self.reminders = self.reminders + 1
+        local note = "You have not saved these required files yet: " .. table.concat(missing, ", ")
+          .. ". Save them in the workspace before you give your final answer."
+        self:reply_to_answer(response, note)
+        self:emit({type = "agent_reminder", turn = self.turns, missing = missing})
       end
-      self.reminders = self.reminders + 1
-      local note = "You have not saved these required files yet: " .. table.concat(missing, ", ")
-        .. ". Save them in the workspace before you give your final answer."
-      self.messages[#self.messages + 1] = {role = "user", content = note}
-      self:emit({type = "agent_reminder", turn = self.turns, missing = missing})
-    else
+    elseif #response.tool_calls > 0 then
       for _, message in ipairs(self:call_tools(response.tool_calls, self.turns)) do
         self.messages[#self.messages + 1] = message
       end
+      self:answer_not_taken(response)
+    else
+      self:ask_for_answer()
     end
   end
 end

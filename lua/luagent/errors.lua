@@ -50,12 +50,15 @@ errors.KINDS = {
   server = {retry = true, about = "the provider failed (HTTP 5xx, an overloaded error)"},
   bad_request = {retry = false, about = "the provider refused the request as malformed (HTTP 4xx)"},
   bad_response = {retry = false, about = "the provider's answer could not be understood (bad JSON, a cut stream)"},
+  invalid_output = {retry = false, about = "a structured answer that does not match its schema; err.errors says where"},
   replay_mismatch = {retry = false, about = "a replayed run made a request the recording does not have"},
   -- Docker and sandboxes
   docker = {retry = false, about = "the Docker engine refused or failed a call; the message has its words"},
   docker_unreachable = {retry = true, about = "the Docker engine does not answer at its socket or address"},
   conflict = {retry = false, about = "the engine says the object is in the wrong state (HTTP 409)"},
-  runner = {retry = true, about = "the in-sandbox runner went away; the session restarts it"},
+  runner = {retry = true, about = "the channel to a sandbox's supervisor ended (sessions report sandbox_restarted)"},
+  sandbox_restarted = {retry = false, about = "the sandbox's supervisor or container died; the session is back, "
+    .. "its Python state lost: the call may have run in part"},
   refused = {retry = false, about = "refused by a safety rule (an API key in a command, a path leaving the workspace)"},
   closed = {retry = false, about = "the sandbox session or handle was already closed"},
   build = {retry = false, about = "building the sandbox image failed"},

@@ -126,4 +126,22 @@ function model.from(cfg)
   return m
 end
 
+-- model.from_or_scripted(cfg, make_scripted) -> model, scripted?
+-- What a recipe runs on: the model the settings point at; when none is
+-- configured (provider "auto" with nothing in the environment, or
+-- provider "scripted"), make_scripted() — the recipe's scripted driver,
+-- NOT a model — after saying so plainly on stdout. A provider that is named
+-- but cannot be used (an unknown one, a missing key) raises its error.
+function model.from_or_scripted(cfg, make_scripted)
+  cfg = cfg or {}
+  local provider = cfg.provider or "auto"
+  local m, err
+  if provider ~= "scripted" then m, err = model.from(cfg) end
+  if m then return m, false end
+  if provider ~= "auto" and provider ~= "scripted" then error(err.message, 0) end
+  print("SCRIPTED RUN: no model is configured (" .. (err and err.message or "model.provider is scripted") .. ").")
+  print("A script makes the tool calls a capable model would; every line of its code really runs in the sandbox.")
+  return make_scripted(), true
+end
+
 return model

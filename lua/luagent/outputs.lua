@@ -2,37 +2,104 @@
 --
 --   local report = outputs.collect(box, "output", luagent.run_dir("output"),
 --                                  {required = {"output/anomalies.csv", "output/*.png"}})
---   -- report = {dir, files = {{path, size, sha256}}, missing = {...}, refused = {...}, manifest}
+--   -- report = {dir, files = {{path, size, sha256}}, missing = {...}, refused = {...},
+--   --           failed = {{path, size, written, error, removed}}, error, manifest}
 --
 -- The files are extracted safely (nothing lands outside `host_dir`), then
 -- listed with their sizes and sha256 in manifest.json beside that folder.
--- What could not be extracted is said in report.error (the message) and the
--- manifest; `nil, err` (a luagent.errors value) when the manifest cannot be
--- written.
+--
+-- An extraction that fails (a full disk, the engine gone) never leaves a
+-- file looking whole: a partly written file is removed (which also frees the
+-- room the manifest needs on a full disk). Which files are whole is checked
+-- against the workspace's own listing (sizes, from the sandbox); when the
+-- sandbox cannot list it, a file the extractor had not finished — it stamps
+-- each finished file with its time in the sandbox — is removed as unchecked.
+-- report.failed and the manifest's `failed` list each file not saved and
+-- why; report.error has the extraction's error, also said on stderr at once.
+-- `nil, err` (a luagent.errors value, err.report the report) when the
+-- manifest cannot be written; its message has the extraction's error too.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local sys = require "luagent.sys"
 local errors = require "luagent.errors"
+local events = require "luagent.events"
 
 local outputs = {}
 
 local glob_pattern = require("luagent.manifest").glob_pattern
 
+-- The workspace folder's files as {relative path = size}, from the sandbox, or nil.
+local function workspace_listing(box, workspace_dir)
+  local ok, r = pcall(box.exec, box, {"find", workspace_dir, "-type", "f", "-printf", "%s\t%P\n"})
+  if not ok or type(r) ~= "table" or r.exit_code ~= 0 then return nil end
+  local sizes = {}
+  for size, rel in (r.stdout or ""):gmatch("(%d+)\t([^\n]+)") do sizes[rel] = tonumber(size) end
+  return sizes
+end
+
+-- After a failed extraction: the files on the host that are whole (kept),
+-- and what failed (partly written ones removed).
+local function settle(box, workspace_dir, host_dir, err, started)
+  local listing = workspace_listing(box, workspace_dir)
+  local whole, failed, seen = {}, {}, {}
+  local function fail(rel, entry)
+    entry.path, entry.error = workspace_dir .. "/" .. rel, entry.error or err.message
+    failed[#failed + 1] = entry
+  end
+  for _, f in ipairs(fs.walk(host_dir) or {}) do
+    local full, expected = host_dir .. "/" .. f.path, listing and listing[f.path]
+    seen[f.path] = true
+    -- a file that is not an output of the workspace is left alone
+    local ours = f.type == "file" and (not listing or expected ~= nil)
+    if ours and ((listing and f.size ~= expected) or (not listing and ((fs.stat(full) or {}).mtime or 0) >= started)) then
+      local removed = os.remove(full) ~= nil
+      fail(f.path, {size = expected, written = f.size, removed = removed,
+                    error = (listing and "partly written" or "not checked (the sandbox could not list the workspace)")
+                      .. ": " .. err.message})
+    elseif ours then
+      whole[#whole + 1] = f.path
+    end
+  end
+  for rel, size in pairs(listing or {}) do
+    if not seen[rel] then fail(rel, {size = size, written = 0, error = "not extracted: " .. err.message}) end
+  end
+  table.sort(failed, function(a, b) return a.path < b.path end)
+  return whole, failed
+end
+
+local function describe_failure(workspace_dir, err, failed, manifest)
+  local names = {}
+  for i, f in ipairs(failed) do
+    local note = ""
+    if f.removed and f.size then note = (" (removed: %d of %d bytes written)"):format(f.written, f.size)
+    elseif f.removed then note = (" (removed, unchecked: %d bytes written)"):format(f.written) end
+    names[i] = f.path .. note
+  end
+  return ("could not save all the outputs in %s: %s%s; %s lists what was saved and what failed"):format(
+    workspace_dir, err.message, #names > 0 and ("; not saved: " .. table.concat(names, ", ")) or "", manifest)
+end
+
 function outputs.collect(box, workspace_dir, host_dir, opts)
   opts = opts or {}
   box.saved = true -- closing the box need not save them again
+  local started = os.time()
   local extracted, err = box:extract(workspace_dir, host_dir)
-  local files, refused = {}, {}
+  local names, refused, failed = {}, {}, {}
   if extracted then
-    for _, f in ipairs(extracted.files) do
-      local full = host_dir .. "/" .. f.path
-      local st = fs.stat(full)
-      if st and st.type == "file" then
-        local digest, size = sys.sha256_file(full)
-        files[#files + 1] = {path = workspace_dir .. "/" .. f.path, size = size, sha256 = digest}
-      end
-    end
+    for i, f in ipairs(extracted.files) do names[i] = f.path end
     refused = extracted.refused
+  else
+    err = errors.from(err)
+    names, failed = settle(box, workspace_dir, host_dir, err, started)
+  end
+  local files = {}
+  for _, name in ipairs(names) do
+    local full = host_dir .. "/" .. name
+    local st = fs.stat(full)
+    if st and st.type == "file" then
+      local digest, size = sys.sha256_file(full)
+      files[#files + 1] = {path = workspace_dir .. "/" .. name, size = size, sha256 = digest}
+    end
   end
   table.sort(files, function(a, b) return a.path < b.path end)
   local missing = {}
@@ -44,11 +111,18 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
     if not found then missing[#missing + 1] = wanted end
   end
   local manifest = host_dir:gsub("/[^/]+$", "") .. "/manifest.json"
-  local report = {dir = host_dir, files = files, missing = missing, refused = refused, manifest = manifest,
-                  error = err and err.message}
+  local report = {dir = host_dir, files = files, missing = missing, refused = refused, failed = failed,
+                  manifest = manifest, error = err and err.message}
+  if err then events.emit({type = "outputs_failed", dir = host_dir, error = err.message, failed = failed}) end
   local written, werr = fs.write(manifest, json.encode({run_id = luagent.run_id(), files = json.array(files),
-    missing = json.array(missing), refused = json.array(refused), error = report.error}, {indent = 2}) .. "\n")
-  if not written then return nil, errors.wrap(werr, "writing " .. manifest) end
+    missing = json.array(missing), refused = json.array(refused), failed = json.array(failed), error = report.error},
+    {indent = 2}) .. "\n")
+  if not written then -- the caller says it (sandbox.lua's save on close does)
+    local message = "cannot write " .. manifest .. ": " .. errors.from(werr).message
+      .. (err and ("; and the outputs were not all saved: " .. err.message) or "")
+    return nil, errors.new(errors.from(werr).kind, message, {path = manifest, report = report, cause = werr})
+  end
+  if err then io.stderr:write("luagent: ", describe_failure(workspace_dir, err, failed, manifest), "\n") end
   return report
 end
 

@@ -15,6 +15,9 @@
 -- used instead, up to max_retry_after. Waiting yields to the event loop, so
 -- other tasks run meanwhile. auth, bad_request and cancelled are never
 -- retried, whatever `on` says. err.attempts tells how many were made.
+-- `deadline` (seconds, default none) bounds the attempts and waits together:
+-- a wait that would end past it is not started, and the last error comes
+-- back with err.deadline set (the caller bounds each attempt by the time left).
 local loop = require "luagent.loop"
 local errors = require "luagent.errors"
 
@@ -41,8 +44,10 @@ function retry.exponential(opts)
     on = opts.on and set_of(opts.on) or nil, -- nil: what the catalogue says
     max_retry_after = opts.max_retry_after or 120,
     on_retry = opts.on_retry,
+    deadline = opts.deadline,
   }, Policy)
   assert(math.type(p.attempts) == "integer" and p.attempts >= 1, "retry: attempts must be an integer >= 1")
+  assert(p.deadline == nil or (type(p.deadline) == "number" and p.deadline > 0), "retry: deadline must be seconds > 0")
   return p
 end
 
@@ -78,7 +83,7 @@ end
 
 function retry.call(policy, fn, ...)
   policy = policy or retry.default
-  local attempt = 0
+  local attempt, started = 0, loop.now()
   while true do
     attempt = attempt + 1
     local results = table.pack(fn(...))
@@ -88,6 +93,10 @@ function retry.call(policy, fn, ...)
       return table.unpack(results, 1, results.n)
     end
     local wait = policy:delay(attempt, err)
+    if policy.deadline and loop.now() - started + wait >= policy.deadline then
+      err.attempts, err.deadline = attempt, policy.deadline
+      return table.unpack(results, 1, results.n)
+    end
     if policy.on_retry then policy.on_retry(err, attempt, wait) end
     loop.sleep(wait)
   end

@@ -24,7 +24,8 @@ local default -- the process's run
 
 -- methods of luagent.run.methods
 local LATER = {emit = true, subscribe = true, unsubscribe = true, dir = true, execute = true, at_exit = true,
-               _folder = true, _use_recording = true, _run_exit_hooks = true}
+               _folder = true, _use_recording = true, _run_exit_hooks = true, _open_trace = true,
+               _write_failures = true}
 
 -- A run without its own (the default run) uses model.transport and .replaying.
 local FROM_MODEL = {transport = true, replaying = true}
@@ -108,14 +109,25 @@ function RecipeRun:_cache_summary()
   if summary then self:emit(summary) end
 end
 
--- r:_end(status, message) -> err | nil   exit hooks, then run_end; err: the hooks' failures
+-- r:_close_trace(status, message): run_end, and the trace closed. A run that
+-- made its folder but failed before any event still gets a trace there
+-- (run_start, run_end with the error).
+function RecipeRun:_close_trace(status, message)
+  if not rawget(self, "trace") and self.started and rawget(self, "made_dir") and not rawget(self, "trace_failed") then
+    self:_open_trace()
+  end
+  local trace = rawget(self, "trace")
+  if trace then trace:finish(status, message) end
+end
+
+-- r:_end(status, message) -> err | nil   exit hooks, then run_end; err: the hooks'
+-- failures, and the files of the run that could not be written (trace, recording)
 function RecipeRun:_end(status, message)
   local err
   if #self.hooks + #self.last_hooks > 0 then err = self:_run_exit_hooks(status, message) end
   self:_cache_summary()
-  local trace = rawget(self, "trace")
-  if trace then trace:finish(status, message) end
-  return err
+  self:_close_trace(status, message)
+  return self:_write_failures(err)
 end
 
 return run

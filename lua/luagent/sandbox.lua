@@ -7,7 +7,9 @@
 --     manifest = {["input/data.csv"] = sandbox.file("data.csv")},
 --   })
 --   local r = box:exec("python3 -c 'print(1)'")     -- or an argv table; opts {timeout, stdin, env, cwd, max_output}
---   -- r = {stdout, stderr, exit_code, timed_out, oom_killed, truncated, duration, restarted}
+--   -- r = {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated, duration, restarted}
+--   local server <close> = box:spawn("python3 -m http.server 8000")   -- read, wait, signal, kill
+
 --   box:put("notes.txt", "text"); box:get("notes.txt")
 --   box:extract("output", "runs/1/output")         -- safe: nothing lands outside the folder
 --   box:snapshot("ws.tar"); sandbox.open{restore = "ws.tar"}
@@ -20,11 +22,22 @@
 -- crashed runs: luagent.sandbox.leftovers.
 --
 -- Safe by default: no network; memory capped with swap equal to memory; CPU
--- quota; pids limit; every capability dropped; no-new-privileges; uid 1000;
--- read-only root with a writable /workspace (a per-session volume) and a
--- size-capped /tmp; an init process as PID 1; only the env the recipe passes.
--- Each relaxation is an explicit option (network = true, writable_root = true,
--- cap_add = {...}, user = "0:0").
+-- quota; pids limit; no-new-privileges; read-only root with a writable
+-- /workspace (a per-session tmpfs volume of workspace_size: a writer gets
+-- ENOSPC) and a size-capped /tmp; only the env the recipe passes. The sandbox
+-- supervisor (sandbox/supervisor/DESIGN.md) is PID 1 and runs every command
+-- as uid 1000 (user) with no capability, each under its own subreaper: what a
+-- command starts is killed (and counted) when it ends or times out, and
+-- nothing it does can signal, trace or replace PID 1 or the supervisor.
+-- Relaxations are explicit options (network = true, writable_root = true,
+-- workspace_size = false: an uncapped disk volume); what would hand the
+-- supervisor's powers to commands (a root user, cap_add) is refused.
+--
+-- Memory: files in /tmp and in a tmpfs workspace live in RAM and are charged
+-- to the sandbox's memory cgroup, so its limit is memory + tmp_size +
+-- workspace_size: commands get `memory`, and a writer filling the workspace
+-- or /tmp gets ENOSPC, not an OOM kill (commands may use the part of the
+-- workspace and /tmp that files do not).
 --
 -- Errors: bad options and bad arguments raise, naming them, and so does a
 -- host secret passed in env, staged text or put; every other failure is
@@ -46,8 +59,8 @@ sandbox.WORKSPACE = "/workspace"
 
 sandbox.defaults = {
   image = sandbox.IMAGE, memory = "512m", cpus = 1, pids = 256, network = false,
-  user = "1000:1000", workdir = sandbox.WORKSPACE, tmp_size = "256m",
-  timeout = 120, max_output = 1024 * 1024, runner = true,
+  user = "1000:1000", workdir = sandbox.WORKSPACE, tmp_size = "256m", workspace_size = "512m",
+  timeout = 120, max_output = 1024 * 1024,
   -- what extract() and snapshot() may write on the host: a sandbox can make
   -- a terabyte sparse file for free
   max_extract = 2 * 1024 ^ 3, max_extract_entries = 20000,
@@ -121,12 +134,19 @@ local function settings(opts)
   check(type(o.image) == "string" and o.image ~= "", "image must be an image name")
   o.memory_bytes = sandbox.parse_size(o.memory, "memory")
   o.tmp_bytes = sandbox.parse_size(o.tmp_size, "tmp_size")
-  o.workspace_bytes = o.workspace_size and sandbox.parse_size(o.workspace_size, "workspace_size")
+  o.workspace_bytes = o.workspace_size and sandbox.parse_size(o.workspace_size, "workspace_size") or false
   check(type(o.cpus) == "number" and o.cpus > 0, "cpus must be a positive number (got %s)", tostring(o.cpus))
   check(math.type(o.pids) == "integer" and o.pids > 0, "pids must be a positive integer (got %s)", tostring(o.pids))
   check(type(o.network) == "boolean", "network must be true or false")
   check(type(o.timeout) == "number" and o.timeout > 0, "timeout must be seconds > 0")
-  check(type(o.user) == "string", "user must be 'uid:gid'")
+  check(type(o.user) == "string" and o.user:match("^%d+:%d+$"), "user must be 'uid:gid' (got %s)", tostring(o.user))
+  check(tonumber(o.user:match("^(%d+)")) ~= 0, "user = %q: commands never run as root (uid 0): the sandbox "
+    .. "supervisor runs as root to keep PID 1 out of their reach", o.user)
+  check(o.cap_add == nil, "cap_add is not supported: commands run with no capability at all (the supervisor "
+    .. "drops them), so added ones would reach only the supervisor")
+  check(o.command == nil, "command is not supported: the container's command is the sandbox supervisor "
+    .. "(start long-lived processes with box:spawn)")
+  check(o.runner ~= false, "runner = false is gone: every command runs through the sandbox supervisor")
   o.env_list = select(2, checked_env(o.env, "env"))
   return o
 end
@@ -139,14 +159,15 @@ local function session_spec(o, staged)
   for k, v in pairs(o.labels or {}) do labels[k] = tostring(v) end
   return {
     id = id, image = o.image, command = o.command, labels = labels, env = o.env_list,
-    user = o.user, uid = tonumber(o.user:match("^(%d+)")) or 0, gid = tonumber(o.user:match(":(%d+)$")) or 0,
+    user = o.user, uid = tonumber(o.user:match("^(%d+)")), gid = tonumber(o.user:match(":(%d+)$")),
     workdir = o.workdir,
-    limits = {memory = o.memory_bytes, cpus = o.cpus, pids = o.pids},
-    network = o.network, writable_root = o.writable_root, cap_add = o.cap_add,
+    -- files in /tmp and a tmpfs workspace are charged to the memory cgroup
+    limits = {memory = o.memory_bytes + o.tmp_bytes + (o.workspace_bytes or 0), cpus = o.cpus, pids = o.pids},
+    network = o.network, writable_root = o.writable_root,
     mounts = {workspace = {target = sandbox.WORKSPACE, size = o.workspace_bytes},
               tmp = {target = "/tmp", size = o.tmp_bytes}},
     staged = staged, restore = o.restore,
-    runner = o.runner, max_extract = o.max_extract, max_extract_entries = o.max_extract_entries,
+    max_extract = o.max_extract, max_extract_entries = o.max_extract_entries,
   }
 end
 
@@ -269,14 +290,14 @@ local function workspace_name(path, level)
   return name
 end
 
-local function exec_argv(cmd)
+local function exec_argv(cmd, method)
   if type(cmd) == "string" then return {"/bin/sh", "-c", cmd} end
   if type(cmd) == "table" and #cmd > 0 then
     local argv = {}
     for i, a in ipairs(cmd) do argv[i] = tostring(a) end
     return argv
   end
-  error("box:exec(cmd): cmd must be a string (run by sh -c) or an argv table", 3)
+  error(("box:%s(cmd): cmd must be a string (run by sh -c) or an argv table"):format(method), 3)
 end
 
 local function command_text(cmd)
@@ -288,22 +309,43 @@ local function emit_exec(self, kind, what, result, err)
   events.emit({type = "sandbox_exec", session = self.session, kind = kind, command = command_text(what),
                exit_code = result and result.exit_code, duration = result and result.duration,
                timed_out = result and result.timed_out, oom_killed = result and result.oom_killed,
+               killed = result and result.killed,
                truncated = result and result.truncated, stdout_bytes = result and result.stdout_bytes,
                stderr_bytes = result and result.stderr_bytes, error = err and err.message})
   return result, err
 end
 
 -- box:exec(cmd [, {timeout, stdin, env, cwd, max_output}]) -> result | nil, err
---   result = {stdout, stderr, exit_code, timed_out, oom_killed, truncated, duration,
+--   result = {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated, duration,
 --             stdout_bytes, stderr_bytes, restarted}
+-- killed: how many processes the command left behind (background jobs,
+-- double forks) were killed when it ended or timed out.
 function Box:exec(cmd, opts)
   opts = opts or {}
-  local argv = exec_argv(cmd)
+  local argv = exec_argv(cmd, "exec")
   local env = checked_env(opts.env, "exec env") -- refuses host secrets
   local err = closed(self) or secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
   if err then return emit_exec(self, "exec", cmd, nil, err) end
   return emit_exec(self, "exec", cmd, self._session:exec({argv = argv, env = env, cwd = opts.cwd or self.workdir,
     stdin = opts.stdin, timeout = opts.timeout or self.timeout, max_output = opts.max_output or self.max_output}))
+end
+
+-- box:spawn(cmd [, {timeout, stdin, env, cwd, max_output}]) -> process | nil, err
+-- Starts a long-lived process (a server) that outlives the call; its whole
+-- tree stays under the supervisor. process:read([seconds]) -> stdout, stderr
+-- (since the last read), :wait([seconds]) -> result, :signal("TERM"),
+-- :kill(), :close() (kills it; also <close>). Every process still running
+-- is killed when the box closes. timeout (none by default) kills it after
+-- that long; max_output caps what is kept unread per stream.
+function Box:spawn(cmd, opts)
+  opts = opts or {}
+  local argv = exec_argv(cmd, "spawn")
+  local env = checked_env(opts.env, "spawn env")
+  local err = closed(self) or secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
+  if err then return nil, err end
+  events.emit({type = "sandbox_spawn", session = self.session, command = command_text(cmd)})
+  return self._session:spawn({argv = argv, env = env, cwd = opts.cwd or self.workdir, stdin = opts.stdin,
+    timeout = opts.timeout, max_output = opts.max_output or self.max_output}, command_text(cmd))
 end
 
 -- box:python(code [, {timeout, max_output}]) -> result | nil, err

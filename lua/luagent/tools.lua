@@ -4,7 +4,8 @@
 --
 -- The handler returns the text the model reads (or {text = ..., images = {...}}),
 -- or raises (the tools here raise luagent.errors values): the agent turns an
--- error into a tool result the model can read and fix. A recipe adds its own tool in a few lines:
+-- error into a tool result the model can read and fix — but a cancellation
+-- (Ctrl-C, SIGTERM) goes through as it is and ends the run. A recipe adds its own tool in a few lines:
 --
 --   local lookup = {name = "lookup_country", description = "ISO code of a country name",
 --     parameters = {type = "object", properties = {name = {type = "string"}}, required = {"name"}},
@@ -56,7 +57,8 @@ local function schema(properties, required)
   return {type = "object", properties = properties, required = required}
 end
 
--- A sandbox call's result, or its error raised for the agent.
+-- A sandbox call's result, or its error raised for the agent (a cancellation
+-- keeps its kind, so the agent lets it through).
 local function check_result(r, err)
   if not r then error(errors.from(err), 0) end
   return r

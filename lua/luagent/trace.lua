@@ -9,6 +9,7 @@
 -- (luagent.run); the functions below answer for the calling task's run.
 --
 --   trace.open(opts) -> t | nil, err   t:start(time) (run_start), t:write(ev), t:finish(status, message)
+--                                       t.failure: the error of a line that could not be written
 --   trace.safe(ev), trace.encode(ev)    an event as it may be shown or written
 --   trace.describe(ev)                  one line for people, or nil
 --   trace.path()                        this run's trace file, once it is open
@@ -17,6 +18,12 @@
 --
 -- Recording and replaying the model exchanges (--record / --replay) are model
 -- transports: luagent.model.recording.
+--
+-- Every line is written and flushed whole, or the failure (a full disk) is
+-- said on stderr at once, naming the file and how many whole lines it holds;
+-- the run goes on (its outputs are still saved, the terminal view still
+-- shows each step), no more lines are written, and the run ends with exit
+-- status 1 (luagent.run).
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
@@ -120,6 +127,14 @@ function trace.describe(ev)
       ev.total and ("/" .. tostring(ev.total)) or "", ev.message and ("  " .. first_line(ev.message, 60)) or "")
   elseif t == "agent_reminder" then
     return ("  turn %-2d reminded the agent: missing %s"):format(ev.turn, table.concat(ev.missing or {}, ", "))
+  elseif t == "approval" then
+    local why = ev.error or (ev.by ~= "no terminal" and ev.reason)
+    return ("  turn %-2d %-12s %s by %s%s"):format(ev.turn or 0, ev.tool, ev.decision, ev.by or "?",
+      why and (": " .. first_line(why, 60)) or "")
+  elseif t == "agent_invalid_output" then
+    local e = (ev.errors or {})[1] or {}
+    return ("  turn %-2d the answer does not match the schema: %s %s%s"):format(ev.turn or 0, e.path or "",
+      first_line(e.message, 60), #(ev.errors or {}) > 1 and (" (+%d more)"):format(#ev.errors - 1) or "")
   elseif t == "agent_limit" then
     return "  stopped: " .. ev.reason
   elseif t == "agent_end" then
@@ -141,7 +156,8 @@ function trace.describe(ev)
     return ("%d model call%s: %d from cache, %d live, %s saved%s"):format(ev.calls, ev.calls == 1 and "" or "s",
       ev.hits, ev.live, money(ev.saved_cost), ev.saved_unknown and " (more: some prices are unknown)" or "")
   elseif t == "run_end" then
-    return ("run %s %s in %.1fs; trace: %s"):format(ev.run_id, ev.status, ev.duration or 0, ev.trace or "?")
+    return ("run %s %s in %.1fs; trace: %s%s"):format(ev.run_id, ev.status, ev.duration or 0, ev.trace or "?",
+      ev.trace_error and (" (incomplete: " .. ev.trace_error .. ")") or "")
   end
   return nil
 end
@@ -161,12 +177,12 @@ Trace.__index = Trace
 function trace.open(opts)
   local r = opts.run or run.current()
   local ok, dir = pcall(r.dir, r)
-  if not ok then return nil, errors.from(dir) end
+  if not ok then return nil, errors.wrap(dir, "cannot write the trace in " .. r:_folder()) end
   local path = dir .. "/trace.jsonl"
   local file, why = io.open(path, "a")
   if not file then return errors.fail("io", ("cannot write the trace %s: %s"):format(path, why), {path = path}) end
-  return setmetatable({file = file, path = path, run_id = r.id, run = r, opts = opts, t0 = opts.t0 or loop.now()},
-                      Trace)
+  return setmetatable({file = file, path = path, run_id = r.id, run = r, opts = opts, t0 = opts.t0 or loop.now(),
+                       lines = 0}, Trace)
 end
 
 -- run_start, to every subscriber of the run's events (this trace too), at
@@ -177,6 +193,21 @@ function Trace:start(time)
           settings = o.settings, version = host.version, record = o.record, replay = o.replay})
 end
 
+-- A line that could not be written: said at once; no more lines are written.
+function Trace:_failed(why)
+  local message = ("cannot write the trace %s: %s; it holds the first %d event%s (whole lines; a cut last line "
+    .. "is not one of them)"):format(self.path, tostring(why), self.lines, self.lines == 1 and "" or "s")
+  self.failure = errors.new("io", message, {path = self.path, lines = self.lines})
+  io.stderr:write("luagent: ", message, ". The run goes on; it will end with exit status 1.\n")
+end
+
+-- The line and its newline, written and flushed: true | nil, why.
+local function put(file, line)
+  local ok, why = file:write(line, "\n")
+  if ok then ok, why = file:flush() end
+  return ok, why
+end
+
 -- One event: a line in the file; on stdout with --json, else a line for
 -- people on stderr (none with -q).
 function Trace:write(ev)
@@ -184,8 +215,10 @@ function Trace:write(ev)
   ev.t = loop.now() - self.t0
   local safe = trace.safe(ev)
   local line = json.encode(safe)
-  self.file:write(line, "\n")
-  self.file:flush()
+  if not self.failure then
+    local ok, why = put(self.file, line)
+    if ok then self.lines = self.lines + 1 else self:_failed(why) end
+  end
   if self.opts.json then
     io.stdout:write(line, "\n")
     io.stdout:flush()
@@ -196,12 +229,19 @@ function Trace:write(ev)
 end
 
 -- run_end (status "ok" | "failed" | "interrupted"), then the file is closed.
+-- A trace that could not be written makes an "ok" run "failed"; returns
+-- t.failure (nil when every line was written).
 function Trace:finish(status, message)
-  if self.closed then return end
-  self.run:emit({type = "run_end", run_id = self.run_id, status = status or "ok", error = message,
-                 duration = loop.now() - self.t0, trace = self.path})
+  if self.closed then return self.failure end
+  status = status or "ok"
+  if self.failure and status == "ok" then status, message = "failed", self.failure.message end
+  self.run:emit({type = "run_end", run_id = self.run_id, status = status, error = message,
+                 duration = loop.now() - self.t0, trace = self.path,
+                 trace_error = self.failure and ("cut after line " .. self.lines) or nil})
   self.closed = true
-  self.file:close()
+  local ok, why = self.file:close()
+  if not ok and not self.failure then self:_failed(why) end
+  return self.failure
 end
 
 return trace

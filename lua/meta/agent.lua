@@ -12,20 +12,63 @@
 -- answer, max_turns or the budget: a limit is a normal outcome with the
 -- transcript kept. Unknown tools, arguments that are not valid JSON and tools
 -- that raise all become results the model reads and can fix.
+--
+--   agent.new{..., output = {schema = REPORT, name = "report"}}   -- result.value: the answer, checked
+--   agent.new{..., approve = "ask"}          -- a person approves each tool call on the terminal
+--   agent.new{..., approve = function(call, ctx) return call.name ~= "run_shell", "no shell" end}
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
 
 ---@class luagent.Budget
 ---@field tokens? integer input + output tokens over all turns
 ---@field cost? number US dollars (only counted while every price is known)
 
----An event of the loop (on_step): agent_start, agent_turn, tool_call,
----tool_result, agent_reminder, agent_limit, agent_end.
+---An event of the loop (on_step): agent_start, agent_turn, approval,
+---tool_call, tool_result, agent_reminder, agent_invalid_output, agent_limit,
+---agent_end. An approval has tool, arguments, decision ("approved" |
+---"refused" | "changed" | "error"), by ("function" | "person" | "--yes" |
+---"always" | "replay" | "no terminal"), reason, changed_arguments.
 ---@class luagent.AgentStep
 ---@field type string
 ---@field agent string the agent's name
 ---@field run string the run's id
 ---@field turn integer?
 ---@field [string] any
+
+---A structured final answer: JSON matching `schema`, asked for in each
+---provider's own way (Chat Completions response_format, Responses
+---text.format, Anthropic a tool named `name`) and checked by luagent. A schema
+---that is not valid JSON Schema (of the subset in luagent.schema) raises in
+---agent.new, naming the field.
+---@class luagent.OutputSpec
+---@field schema table a JSON Schema of an object (type = "object")
+---@field name? string letters, digits, _ or - (at most 64); default "answer"
+---@field description? string what the answer is, for the model
+---@field strict? boolean OpenAI's strict mode; default: true when the schema allows it (luagent.schema.strict_ok)
+
+---A tool call an approve function decides on (its arguments are a copy).
+---@class luagent.ApprovalCall
+---@field id string
+---@field name string the tool's name
+---@field arguments table the arguments the model sent
+
+---@class luagent.ApprovalContext
+---@field agent luagent.Agent
+---@field tool luagent.Tool
+---@field turn integer
+---@field run table the agent's run (internal)
+
+---Decides on a tool call: true (run it), false and a reason (the model reads
+---"Not run: the call was refused: REASON"), or a table of changed arguments
+---(the call runs with them; its result says so). An approve function that
+---raises stops the run with one error naming the agent and the tool.
+---@alias luagent.ApproveFunction fun(call: luagent.ApprovalCall, ctx: luagent.ApprovalContext): (boolean|table), string?
+
+---approve = "ask": a person answers on the terminal (/dev/tty): [y]es / [n]o
+---REASON / [e]dit in $EDITOR / [a]lways for this tool; without a terminal the
+---call is refused unless `luagent run --yes`. approve (a function or "ask")
+---alone asks about every call; once some tools say needs_approval, only theirs
+---ask; a tool with needs_approval in an agent without approve asks the person.
+---@alias luagent.ApproveMode "ask"
 
 ---What agent.new takes.
 ---@class luagent.AgentSpec
@@ -45,15 +88,21 @@
 ---@field on_delta? fun(text: string) streamed text
 ---@field retry? luagent.RetryPolicy per model call (default: the model's)
 ---@field workspace? luagent.Box where long outputs are kept and outputs are checked (default: the first sandbox tool's box)
+---@field output? luagent.OutputSpec a structured final answer (result.value), fed back while invalid
+---@field approve? luagent.ApproveFunction|"ask" which tool calls may run (see luagent.ApproveMode)
 
 ---What agent:run returns.
 ---@class luagent.AgentResult
----@field output string? the final answer (or the last text before a limit)
+---@field output string? the final answer (or the last text before a limit); with `output`, the answer's JSON text
+---@field value table? with `output`: the decoded answer, matching its schema
+---@field output_errors luagent.SchemaError[]? with `output`: what was wrong with the last answer, when it never matched
 ---@field turns integer model calls made
 ---@field usage luagent.Usage tokens over all turns
 ---@field cost number? US dollars; nil when some price is unknown
 ---@field transcript luagent.Message[] every message, for a later run{messages = ...}
----@field stopped_by "answer"|"max_turns"|"budget"|"error"
+---invalid_output: turns ran out on an answer that did not match its schema;
+---refused: the model refused (OpenAI), `output` is the refusal.
+---@field stopped_by "answer"|"max_turns"|"budget"|"error"|"invalid_output"|"refused"
 ---@field error luagent.Error? the model's error when stopped_by is "error"
 ---@field missing_outputs string[]? declared outputs that never appeared
 ---@field duration number seconds

@@ -35,11 +35,13 @@
 ---| "server"             # the provider failed (HTTP 5xx, an overloaded error) - retryable
 ---| "bad_request"        # the provider refused the request as malformed (HTTP 4xx)
 ---| "bad_response"       # the provider's answer could not be understood (bad JSON, a cut stream)
+---| "invalid_output"     # a structured answer that does not match its schema; err.errors says where
 ---| "replay_mismatch"    # a replayed run made a request the recording does not have
 ---| "docker"             # the Docker engine refused or failed a call; the message has its words
 ---| "docker_unreachable" # the Docker engine does not answer at its socket or address - retryable
 ---| "conflict"           # the engine says the object is in the wrong state (HTTP 409)
----| "runner"             # the in-sandbox runner went away; the session restarts it - retryable
+---| "runner"             # the channel to a sandbox's supervisor ended (sessions report sandbox_restarted) - retryable
+---| "sandbox_restarted"  # the sandbox's supervisor or container died; the session is back, its Python state lost
 ---| "refused"            # refused by a safety rule (an API key in a command, a path leaving the workspace)
 ---| "closed"             # the sandbox session or handle was already closed
 ---| "build"              # building the sandbox image failed

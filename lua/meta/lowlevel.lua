@@ -55,6 +55,13 @@ function loop.context() end
 ---@return luagent.Task
 function loop.spawn_in(ctx, fn, ...) end
 
+---Was the running task asked to stop (Ctrl-C, SIGTERM, task:cancel(), its
+---main task failing)? Its "cancelled" error, or nil. It stays set after a
+---wait raised the cancellation once, so code that caught it can still tell
+---the run is stopping (the agent and model calls check it).
+---@return luagent.Error? err kind "cancelled"
+function loop.cancelled() end
+
 -- ---- luagent.sys ----
 
 ---low-level: recipes normally do not need this.
@@ -418,7 +425,7 @@ function Client:options(path, extra) end
 
 ---low-level: recipes normally do not need this (luagent.sandbox uses it).
 ---luagent.engine_io: the raw streaming half of the Docker client, in C
----(src/lua_engine_io.c): exec output, archives, the runner channel.
+---(src/lua_engine_io.c): exec output, archives, the supervisor channel.
 ---@class luagent.engine_io
 local engine_io = {}
 
@@ -457,11 +464,12 @@ function engine_io.save_archive(opts) end
 ---@return luagent.Error? err
 function engine_io.read_file(opts) end
 
----A hijacked attach to an exec of sandbox/runner.py; returns once it is ready.
+---A hijacked attach to an exec of `luagent-supervisor serve` in a session
+---(sandbox/supervisor/DESIGN.md); returns once it said it is ready ("R 2").
 ---@param opts table unix_socket, path = "/vX/exec/ID/start", timeout
----@return luagent.engine_io.RunnerChannel? channel
+---@return luagent.engine_io.SupervisorChannel? channel
 ---@return luagent.Error? err
-function engine_io.runner(opts) end
+function engine_io.supervisor(opts) end
 
 ---The error value for a Docker engine error response: kind not_found (404),
 ---conflict (409) or docker, with the engine's own message read from the body.
@@ -498,39 +506,59 @@ function ExecStream:abort() end
 ---Closes the stream (also __close and __gc).
 function ExecStream:close() end
 
----@class luagent.engine_io.RunnerResult: luagent.engine_io.ExecOutput
+---@class luagent.engine_io.SupervisorResult: luagent.engine_io.ExecOutput
+---@field done boolean the supervisor said it ended
 ---@field exit_code integer?
----@field flags string?
----@field failure string?
+---@field flags string? letters: k killed on request, t timed out, o OOM-killed, r interpreter restarted
+---@field killed integer? processes of it killed when it ended
+---@field timed_out boolean?
+---@field oom_killed boolean?
+---@field failure string? why it could not start
+---@field report luagent.ExtractReport? a pack extracted into a folder
+---@field saved integer? a pack saved into a file: its bytes
+---@field sink_error string? a pack whose stream was refused or cut
 
----The channel to a session's runner.
----@class luagent.engine_io.RunnerChannel
-local RunnerChannel = {}
+---The channel to a session's supervisor: many commands over one connection.
+---@class luagent.engine_io.SupervisorChannel
+local SupervisorChannel = {}
 
----Registers command `id` and queues its message.
+---Sends a request: op "run" | "spawn" ({argv, env = {"K=v"}, cwd, stdin,
+---timeout}), "python" ({code, timeout}), "pack" ({path, max_bytes,
+---max_entries}), "kill" | "signal" ({signal}) of an earlier id. opts:
+---{max_output, extract = {dest, strip, max_bytes, max_entries, limit} |
+---save = {path, limit}} (where a pack's tar goes).
+---@param op string
 ---@param id integer
----@param message string
----@param max_output? integer
+---@param fields? table
+---@param opts? table
 ---@return true? ok
 ---@return luagent.Error? err
-function RunnerChannel:send(id, message, max_output) end
+function SupervisorChannel:send(op, id, fields, opts) end
 
----true (ended) | false (time passed) | nil, err (runner gone).
+---true (ended) | false (time passed, or output came with on_output) | nil, err (supervisor gone).
 ---@param id integer
 ---@param seconds? number
+---@param on_output? boolean
 ---@return boolean? ended
 ---@return luagent.Error? err
-function RunnerChannel:wait(id, seconds) end
+function SupervisorChannel:wait(id, seconds, on_output) end
 
+---What command id printed since the last take.
 ---@param id integer
----@return luagent.engine_io.RunnerResult
-function RunnerChannel:result(id) end
+---@return string stdout
+---@return string stderr
+function SupervisorChannel:take(id) end
+
+---Its result; forgets the id.
+---@param id integer
+---@return luagent.engine_io.SupervisorResult
+function SupervisorChannel:result(id) end
 
 ---@return boolean alive
 ---@return string? reason
-function RunnerChannel:alive() end
+function SupervisorChannel:alive() end
 
-function RunnerChannel:close() end
+function SupervisorChannel:close() end
 
 -- ---- luagent.dates ----
 

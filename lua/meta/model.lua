@@ -50,7 +50,10 @@
 ---@field description string?
 ---@field parameters table? a JSON Schema (an object schema)
 
----What m:complete takes.
+---What m:complete takes. With `schema`, the answer is JSON matching it,
+---decoded into result.value; one that does not match is nil, err (kind
+---invalid_output, err.errors = {{path, message}}, err.result). A schema that is
+---not valid JSON Schema raises before any call, naming the field.
 ---@class luagent.CompleteRequest
 ---@field messages luagent.Message[] required, non-empty
 ---@field tools? luagent.ToolSpec[]
@@ -60,10 +63,14 @@
 ---@field stream? boolean stream the answer (same result; on_delta sees the text as it comes)
 ---@field on_delta? fun(text: string) called with each piece of streamed text
 ---@field retry? luagent.RetryPolicy this call's retry policy (default: the model's)
----@field timeout? number seconds for the whole call
+---@field timeout? number seconds for each attempt
+---@field deadline? number seconds for the whole call, attempts and waits together (default: the model's)
 ---@field extra? table fields added to the provider's request body as they are
 ---@field turn? integer the agent's turn making this call (for the cache's "live from turn N")
 ---@field agent? string the agent's name making this call
+---@field schema? table a JSON Schema of an object: result.value, or nil, err (kind invalid_output)
+---@field schema_name? string the structured answer's name (default "answer")
+---@field output? luagent.OutputSpec asks as `schema` does; the caller checks the answer (the agent does)
 
 ---Tokens a call used.
 ---@class luagent.Usage
@@ -89,6 +96,11 @@
 ---@field raw any the provider's decoded answer (nil for an answer from the cache)
 ---@field cached boolean? true: answered from the run's model-call cache (cost 0, attempts 0)
 ---@field saved_cost number? for a cached answer: what it cost when it was live (nil: unknown)
+---@field value table? with `schema`: the decoded answer, matching the schema
+---@field output_json string? with `schema` or `output`: the answer's JSON text
+---@field output_call luagent.ToolCall? with `output`, Anthropic: the answer tool's call (not in tool_calls)
+---@field output_by_tool boolean? with `output`: the provider answers through a tool, so plain text is not the answer
+---@field refusal string? the model's refusal (OpenAI), instead of an answer
 
 ---Running totals of a model's calls.
 ---@class luagent.ModelTotals
@@ -104,9 +116,10 @@
 ---@field model? string the model name (the provider's default when left out)
 ---@field api_key? string default: OPENAI_API_KEY / ANTHROPIC_API_KEY
 ---@field base_url? string default: OPENAI_BASE_URL or the provider's; a local server needs no key
----@field timeout? number seconds for a call, default 600
+---@field timeout? number seconds for each attempt of a call, default 600
 ---@field connect_timeout? number seconds, default 15
----@field idle_timeout? number seconds without a streamed byte, default 120
+---@field idle_timeout? number seconds without a byte once the answer began (streamed or not), default 30
+---@field deadline? number seconds for a whole call, its retries and waits included, default 600; then kind timeout
 ---@field retry? luagent.RetryPolicy default luagent.retry.default
 ---@field headers? table<string, string> extra HTTP headers
 ---@field extra? table fields added to every request body
@@ -142,6 +155,7 @@
 ---@field body fun(m: luagent.Model, req: luagent.CompleteRequest): table
 ---@field parse fun(m: luagent.Model, decoded: table): luagent.CompleteResult?, string?
 ---@field stream fun(m: luagent.Model, req: luagent.CompleteRequest): luagent.model.StreamAssembler
+---@field output_by_tool? boolean a structured answer (req.output) comes as a call of a tool named after it (Anthropic)
 
 ---Turns a provider's stream of server-sent events into a result.
 ---@class luagent.model.StreamAssembler
@@ -182,6 +196,16 @@ function model.anthropic(opts) end
 ---@return luagent.Model? m
 ---@return luagent.Error? err
 function model.from(cfg) end
+
+---What a recipe runs on: the model the settings point at or, when none is
+---configured (provider "auto" with nothing set, or "scripted"), the recipe's
+---scripted driver from make_scripted() — announced plainly on stdout. A
+---provider that is named but unusable raises its error.
+---@param cfg? luagent.ModelConfig
+---@param make_scripted fun(): luagent.Model
+---@return luagent.Model m
+---@return boolean scripted
+function model.from_or_scripted(cfg, make_scripted) end
 
 ---Tries the next model when one keeps failing (after its own retries).
 ---@param models luagent.Model[]
@@ -278,6 +302,8 @@ function model.off_event(subscription) end
 ---@field model string the model name
 ---@field base_url string
 ---@field timeout number
+---@field idle_timeout number
+---@field deadline number
 ---@field retry luagent.RetryPolicy
 ---@field totals luagent.ModelTotals
 local Model = {}

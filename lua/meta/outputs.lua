@@ -17,18 +17,31 @@
 ---@field missing string[] required globs that matched no non-empty file
 ---@field refused luagent.RefusedEntry[] entries the extraction refused
 ---@field manifest string the manifest.json written beside the folder
----@field error string? why the extraction failed, if it did
+---@field error string? why the extraction failed, if it did (also said on stderr)
+---@field failed luagent.OutputFailure[] files not saved when the extraction failed (empty when it did not)
+
+---A file of the workspace that was not saved (the extraction failed: a full
+---disk, the engine gone). A partly written one is removed, never left looking whole.
+---@class luagent.OutputFailure
+---@field path string workspace path
+---@field size integer? its size in the sandbox, when known
+---@field written integer? bytes that reached the host before the failure
+---@field removed boolean? the partly written (or unchecked) file was removed
+---@field error string why: "partly written: ...", "not extracted: ...", "not checked (...): ..."
 
 ---@class luagent.outputs
 local outputs = {}
 
 ---Extracts a workspace folder safely into host_dir and lists the files with
----their sizes and sha256 in manifest.json beside it.
+---their sizes and sha256 in manifest.json beside it. An extraction that fails
+---half-way removes what it wrote partly and lists what failed (report.failed,
+---the manifest's `failed`); nil, err (err.report) when the manifest cannot be written.
 ---@param box luagent.Box
 ---@param workspace_dir string e.g. "output"
 ---@param host_dir string e.g. luagent.run_dir("output")
 ---@param opts? {required?: string[]}
----@return luagent.OutputsReport
+---@return luagent.OutputsReport? report
+---@return luagent.Error? err
 function outputs.collect(box, workspace_dir, host_dir, opts) end
 
 return outputs

@@ -20,6 +20,7 @@
 ---@field on? luagent.ErrorKind[] kinds worth retrying, default {"rate_limit", "server", "timeout", "network"}
 ---@field max_retry_after? number longest server-asked wait honoured, default 120
 ---@field on_retry? fun(err: luagent.Error, attempt: integer, wait: number) called before each wait
+---@field deadline? number seconds for all attempts and waits: no wait past it (the last error gets err.deadline)
 
 ---A retry policy.
 ---@class luagent.RetryPolicy
@@ -30,6 +31,7 @@
 ---@field on table<string, true> the kinds it retries
 ---@field max_retry_after number
 ---@field on_retry fun(err: luagent.Error, attempt: integer, wait: number)?
+---@field deadline number?
 local Policy = {}
 
 ---Does this policy retry this error?

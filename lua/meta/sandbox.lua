@@ -5,13 +5,18 @@
 --   local box <close> = assert(sandbox.open{memory = "1g", cpus = 1,
 --     manifest = {["input/data.csv"] = sandbox.file("data.csv")}})
 --   local r = box:exec("wc -l input/data.csv", {timeout = 30})
+--   local server <close> = assert(box:spawn("python3 -m http.server 8000"))
 --   box:python("import pandas as pd; df = pd.read_csv('input/data.csv')")
 --   box:extract("output", luagent.run_dir("output"))
 --
 -- Safe by default: no network; memory capped (swap equal to memory); a CPU
--- quota; a pids cap; every capability dropped; no-new-privileges; uid 1000;
--- a read-only root with a writable /workspace and a capped /tmp; an init as
--- PID 1; only the environment the recipe passes (host API keys are refused).
+-- quota; a pids cap; no-new-privileges; a read-only root with a writable
+-- /workspace (capped: workspace_size) and a capped /tmp; only the
+-- environment the recipe passes (host API keys are refused). The sandbox
+-- supervisor is PID 1 and runs every command as uid 1000 with no capability,
+-- under its own subreaper: what a command leaves running is killed (and
+-- counted) when it ends or times out, and no command can signal, trace or
+-- replace PID 1 or the supervisor.
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
 
 ---What `sandbox.file`, `sandbox.dir` and `sandbox.text` make: one manifest source.
@@ -33,7 +38,8 @@
 ---Options of sandbox.open; every one has a safe default (sandbox.defaults).
 ---@class luagent.SandboxOptions
 ---@field image? string default "luagent-sandbox:latest"
----@field memory? string|integer "512m" (default), "1g", or bytes; swap is capped at the same
+---@field memory? string|integer "512m" (default), "1g", or bytes, for commands; swap is capped at the same. The
+---memory cgroup holds memory + tmp_size + workspace_size, since files in /tmp and the workspace live in RAM
 ---@field cpus? number CPU quota, default 1
 ---@field pids? integer process cap, default 256
 ---@field network? boolean default false: no network at all
@@ -44,14 +50,12 @@
 ---@field restore? string a tar made by box:snapshot, staged into the workspace
 ---@field save? luagent.SandboxSave results brought home on close, even after an error or Ctrl-C
 ---@field labels? table<string, string> extra container labels
----@field user? string "uid:gid", default "1000:1000"
+---@field user? string "uid:gid" commands run as, default "1000:1000" (uid 0 is refused)
 ---@field workdir? string default "/workspace"
 ---@field tmp_size? string|integer size of /tmp, default "256m"
----@field workspace_size? string|integer a tmpfs-backed workspace of this size (default: a disk volume)
+---@field workspace_size? string|integer|false the workspace's cap, default "512m" (a tmpfs: a writer gets
+---ENOSPC; emptied if the container must restart); false: an uncapped disk volume
 ---@field writable_root? boolean default false: the root filesystem is read-only
----@field cap_add? string[] capabilities given back (all are dropped by default)
----@field command? string[] the container's command (default: sleep infinity)
----@field runner? boolean default true: commands go through the in-session runner
 ---@field max_extract? integer bytes extract and snapshot may write on the host (default 2 GiB)
 ---@field max_extract_entries? integer entries extract may write (default 20000)
 ---@field engine? luagent.engine.Client a Docker engine client to use
@@ -65,6 +69,10 @@
 ---@field cwd? string working directory (default /workspace)
 ---@field max_output? integer bytes kept per stream
 
+---Options of box:spawn: box:exec's, but timeout has no default (none: it runs
+---until killed, or until the box closes) and max_output caps what is kept unread.
+---@class luagent.SpawnOptions: luagent.ExecOptions
+
 ---Options of box:python.
 ---@class luagent.PythonOptions
 ---@field timeout? number seconds
@@ -76,12 +84,13 @@
 ---@field stderr string its standard error (first and last halves when cut)
 ---@field exit_code integer 0 for success; 137 when killed
 ---@field timed_out boolean stopped because it ran past its timeout
----@field oom_killed boolean killed for using more memory than the sandbox has
+---@field oom_killed boolean killed for using more memory than the sandbox has (any command shape: sh -c, argv, python)
+---@field killed integer how many processes it left running (background jobs, double forks) were killed when it ended
 ---@field truncated boolean the output was longer than max_output and its middle is left out
 ---@field duration number seconds it took
 ---@field stdout_bytes integer? how many bytes it wrote to stdout in all
 ---@field stderr_bytes integer? how many bytes it wrote to stderr in all
----@field restarted boolean? the session had to be restarted to stop it (the workspace is kept)
+---@field restarted boolean? always false: a session that had to restart says so with a "sandbox_restarted" error
 ---@field state_lost boolean? box:python: the interpreter was restarted before this call (variables are gone)
 ---@field persistent boolean? box:python: the call ran in the persistent interpreter
 
@@ -216,6 +225,15 @@ function Box:exec(cmd, opts) end
 ---@return luagent.Error? err
 function Box:python(code, opts) end
 
+---Starts a long-lived process (a server, a watcher) that outlives the call.
+---Its whole tree stays the sandbox's: kill() or close() ends all of it, and
+---every process still running is killed when the box closes.
+---@param cmd string|string[]
+---@param opts? luagent.SpawnOptions
+---@return luagent.SandboxProcess? process
+---@return luagent.Error? err
+function Box:spawn(cmd, opts) end
+
 ---Writes a file into the workspace (folders are made).
 ---@param path string
 ---@param data string
@@ -233,7 +251,10 @@ function Box:get(path, opts) end
 
 ---Copies a workspace folder (or file) into a host folder, safely: absolute
 ---names, "..", links leaving the folder, devices and entries over the limits
----are refused and reported; nothing lands outside host_dir.
+---are refused and reported; nothing lands outside host_dir. What is over
+---the limits is refused in the sandbox without being read (a 1 TiB sparse
+---file costs nothing), and what could not be brought back (unreadable,
+---special files) is in report.refused with the reason.
 ---@param path string workspace path, e.g. "output"
 ---@param host_dir string
 ---@param opts? {max_bytes?: integer, max_entries?: integer}
@@ -242,6 +263,8 @@ function Box:get(path, opts) end
 function Box:extract(path, host_dir, opts) end
 
 ---Saves the whole workspace as a tar file (sandbox.open{restore = tar} brings it back).
+---All of it or an error: over max_extract (kind too_large), or naming what
+---could not be saved (a fifo, an unreadable file).
 ---@param host_tar string
 ---@return integer? bytes
 ---@return luagent.Error? err
@@ -252,5 +275,46 @@ function Box:snapshot(host_tar) end
 ---@return true? ok
 ---@return luagent.Error? err
 function Box:close() end
+
+---A process started by box:spawn. After close (its own or the box's), its
+---methods return nil, err (kind "closed"); close is idempotent, also <close>.
+---@class luagent.SandboxProcess
+---@field id integer its id in the session
+---@field command string the command, shortened
+local Process = {}
+
+---What it printed since the last read ("" when nothing); with seconds, waits
+---that long at most for something to read.
+---@param seconds? number
+---@return string? stdout
+---@return string|luagent.Error stderr_or_err
+function Process:read(seconds) end
+
+---Its end: the result (what it printed and no read took yet, exit code,
+---killed, ...); with seconds, nil, err of kind "timeout" if it still runs then.
+---@param seconds? number
+---@return luagent.ExecResult? result
+---@return luagent.Error? err
+function Process:wait(seconds) end
+
+---Sends a signal to its process group: a number or a name ("TERM", "INT", "HUP", ...).
+---@param sig integer|string
+---@return true? ok
+---@return luagent.Error? err
+function Process:signal(sig) end
+
+---Kills its whole tree now; wait() then gives the result (exit code 137 when
+---its main process still ran; killed counts the others).
+---@return true? ok
+---@return luagent.Error? err
+function Process:kill() end
+
+---Still running (not ended, not closed)?
+---@return boolean
+function Process:running() end
+
+---Kills it if it still runs; the handle is closed.
+---@return true
+function Process:close() end
 
 return sandbox

@@ -30,6 +30,7 @@
 ---@field parameters? table a JSON Schema of its arguments (an object schema)
 ---@field handler fun(args: table, ctx: luagent.ToolContext): string|luagent.ToolOutput|any
 ---@field box? luagent.Box the session a sandbox tool works on
+---@field needs_approval? boolean|fun(args: table, ctx: luagent.ApprovalContext): boolean approve first? (luagent.ApproveMode)
 
 ---@class luagent.SandboxToolOptions
 ---@field timeout? number seconds per call (default: the box's)

@@ -77,6 +77,8 @@ function trace.open(opts) end
 ---@class luagent.Trace
 ---@field path string
 ---@field run_id string
+---@field lines integer whole lines written so far
+---@field failure luagent.Error? a line that could not be written (a full disk): said on stderr at once
 local Trace = {}
 
 ---Emits run_start (to every subscriber of the run's events).
@@ -84,13 +86,16 @@ local Trace = {}
 function Trace:start(time) end
 
 ---Writes one event: a line in the file; on stdout with --json, else a line
----for people on stderr (none with -q).
+---for people on stderr (none with -q). A line that cannot be written is said
+---on stderr at once, naming the file; no more lines are written to it.
 ---@param ev luagent.Event
 function Trace:write(ev) end
 
----Emits run_end and closes the file.
+---Emits run_end and closes the file; an "ok" run whose trace could not be
+---written ends "failed". Returns trace.failure.
 ---@param status? "ok"|"failed"|"interrupted"
 ---@param message? string
+---@return luagent.Error? failure
 function Trace:finish(status, message) end
 
 return trace

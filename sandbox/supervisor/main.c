@@ -1,7 +1,7 @@
 /* luagent-supervisor: the only program that runs commands inside a luagent
  * sandbox session. A static binary with no dependency on the image; see
  * DESIGN.md beside this file.
- *   luagent-supervisor init [--move]       PID 1 of the session (init.h)
+ *   luagent-supervisor init                PID 1 of the session (init.h)
  *   luagent-supervisor serve [UID:GID]     the command server (serve.h)
  *   luagent-supervisor pack PATH [MAX_BYTES [MAX_ENTRIES]]   a tar of PATH on stdout (pack.h)
  *   luagent-supervisor version */
@@ -15,7 +15,7 @@
 #include "serve.h"
 
 static int usage(void) {
-  fprintf(stderr, "usage: luagent-supervisor init [--move] | serve [UID:GID] | pack PATH [MAX_BYTES [MAX_ENTRIES]]"
+  fprintf(stderr, "usage: luagent-supervisor init | serve [UID:GID] | pack PATH [MAX_BYTES [MAX_ENTRIES]]"
                   " | version\n");
   return 2;
 }
@@ -23,7 +23,7 @@ static int usage(void) {
 int main(int argc, char **argv) {
   if (argc < 2) return usage();
   const char *mode = argv[1];
-  if (strcmp(mode, "init") == 0) return init_main(argc > 2 && strcmp(argv[2], "--move") == 0);
+  if (strcmp(mode, "init") == 0) return init_main();
   if (strcmp(mode, "serve") == 0) return serve_main(argc > 2 ? argv[2] : NULL);
   if (strcmp(mode, "pack") == 0 && argc > 2) {
     pack_spec spec = {argv[2], argc > 3 ? atoll(argv[3]) : 0, argc > 4 ? atoll(argv[4]) : 0};

@@ -2,7 +2,19 @@
 LUAGENT=${LUAGENT:-./luagent}
 SUITE=$(basename "$0" .sh)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/luagent-e2e-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+TINY_DISKS=""
+trap 'for d in $TINY_DISKS; do umount "$d" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+
+# tiny_disk DIR SIZE NAME: a tmpfs of SIZE (e.g. 64k) mounted at DIR, unmounted at exit, for
+# the check NAME; when it cannot be (not root, no tmpfs) prints NAME's "# SKIP" line and fails
+tiny_disk() {
+  if [ "$(id -u)" != 0 ]; then echo "ok - $SUITE: $3 # SKIP not root (the test mounts a $2 tmpfs)"; return 1; fi
+  mkdir -p "$1"
+  if ! mount -t tmpfs -o "size=$2" tmpfs "$1" 2> "$TMP/mount.err"; then
+    echo "ok - $SUITE: $3 # SKIP cannot mount a tmpfs: $(cat "$TMP/mount.err")"; return 1
+  fi
+  TINY_DISKS="$TINY_DISKS $1"
+}
 
 # check NAME COMMAND...: passes when the command succeeds
 check() {

@@ -1,15 +1,17 @@
 # needs: docker
-# The sandbox supervisor (sandbox/supervisor/) against the real engine, before
-# it is wired into luagent.sandbox: locked-down containers with the static
-# binary as PID 1, in an image without Python (busybox) and in the sandbox
-# image, driven over `docker exec -i ... serve` by tests/supervisor_client.py.
-# Shows issue 10's reproductions 1, 3, 6, 7 and 8 fixed at the supervisor
-# level, spawn, the Python kernel, pack, and the per-command cost.
+# The sandbox supervisor (sandbox/supervisor/) at the protocol level, with
+# the Docker CLI: containers shaped as luagent.sandbox makes them (the static
+# binary as PID 1 from its own volume), in an image without Python (busybox)
+# and in the sandbox image, driven over `docker exec -i ... serve` by
+# tests/supervisor_client.py, and the same code under ASan/UBSan as a plain
+# process. Issue 10's reproductions through luagent.sandbox itself are
+# tests/lua/sandbox_supervisor_spec.lua; here: the protocol's ops and flags
+# (spawn, signal, kill, python's r, pack's left-out lines) and the cost.
 . tests/e2e/lib.sh
 
 BOXES=""
 cleanup() {
-  for b in $BOXES; do docker rm -f "$b" > /dev/null 2>&1; docker volume rm "$b-ws" > /dev/null 2>&1; done
+  for b in $BOXES; do docker rm -f "$b" > /dev/null 2>&1; docker volume rm "$b-ws" "$b-sv" > /dev/null 2>&1; done
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -20,19 +22,19 @@ if ! docker info > /dev/null 2>&1; then
 fi
 make -s build/luagent-supervisor > "$TMP/make.log" 2>&1 || { echo "not ok - $SUITE: build"; cat "$TMP/make.log" >&2; exit 0; }
 tools/busybox-image.sh luagent-busybox:test > "$TMP/image.log" 2>&1 || { echo "not ok - $SUITE: busybox image"; cat "$TMP/image.log" >&2; exit 0; }
-tar --owner=0 --group=0 --transform 's|.*|.luagent-supervisor|' -C build -cf "$TMP/staged.tar" luagent-supervisor
+tar --owner=0 --group=0 -C build -cf "$TMP/staged.tar" luagent-supervisor
 
-# start_box NAME IMAGE: created locked down, the binary put into the workspace
-# volume before start (as the Engine API's archive PUT will do), started.
+# start_box NAME IMAGE: created locked down as luagent.sandbox does, the binary
+# put into its own volume (mounted at /run/luagent) before start, started.
 start_box() {
   BOXES="$BOXES $1"
-  docker volume create "$1-ws" > /dev/null
+  docker volume create "$1-ws" > /dev/null && docker volume create "$1-sv" > /dev/null
   docker create --name "$1" --label luagent.test=supervisor --read-only \
-    --cap-drop ALL --cap-add SETUID --cap-add SETGID --cap-add KILL --security-opt no-new-privileges \
-    --pids-limit 128 --memory 256m --memory-swap 256m --network none \
-    --tmpfs /tmp:rw,noexec,nosuid,nodev,size=64m --tmpfs /run/luagent:rw,exec,nosuid,nodev,size=16m,mode=0755 \
-    -v "$1-ws":/workspace --user 0:0 --entrypoint /workspace/.luagent-supervisor "$2" init --move > /dev/null &&
-  docker cp - "$1":/workspace/ < "$TMP/staged.tar" && docker start "$1" > /dev/null
+    --cap-drop ALL --cap-add SETUID --cap-add SETGID --cap-add KILL --cap-add SETPCAP \
+    --security-opt no-new-privileges --pids-limit 128 --memory 256m --memory-swap 256m --network none \
+    --tmpfs /tmp:rw,noexec,nosuid,nodev,size=64m -v "$1-sv":/run/luagent \
+    -v "$1-ws":/workspace --user 0:0 --entrypoint /run/luagent/luagent-supervisor "$2" init > /dev/null &&
+  docker cp - "$1":/run/luagent/ < "$TMP/staged.tar" && docker start "$1" > /dev/null
 }
 
 # session NAME: runs the steps on stdin in one supervisor session; results in $TMP/NAME.out
@@ -70,7 +72,7 @@ longest_name() { tar -tf - | awk '{ print length($0) }' | sort -n | tail -1; }
 # step prints how many processes' command lines match its $0 (an ERE).
 steps_base() {
   cat <<'EOF'
-{"name":"staged","op":"run","argv":["sh","-c","ls -a /workspace; ls -ln /run/luagent; touch /run/luagent/x 2>/dev/null || echo cannot-write; grep CapEff /proc/self/status"]}
+{"name":"staged","op":"run","argv":["sh","-c","ls -a /workspace; ls -ln /run/luagent; touch /run/luagent/x 2>/dev/null || echo cannot-write; grep -E 'CapEff|CapBnd' /proc/self/status"]}
 {"name":"bg","op":"run","argv":["sh","-c","sleep 1002 & echo started"]}
 {"name":"bg_after","op":"run","argv":["sh","-c","for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done | grep -cE \"^($0)\"","sleep 1002"]}
 {"name":"escape","op":"run","argv":["sh","-c","setsid env -i sleep 1010 & sleep 999"],"timeout":2000}
@@ -137,9 +139,10 @@ run_checks() {
 
   staged() {
     lacks base staged stdout .luagent-supervisor && has base staged stdout "cannot-write" &&
-      has base staged stdout "CapEff:	0000000000000000" && field base staged stdout | grep -q ' 0 *0 .* luagent-supervisor$'
+      has base staged stdout "CapEff:	0000000000000000" && has base staged stdout "CapBnd:	0000000000000000" &&
+      field base staged stdout | grep -q ' 0 *0 .* luagent-supervisor$'
   }
-  check "[$tag] staged: no copy left in the workspace, /run/luagent is root's, commands have no capability" staged
+  check "[$tag] staged: nothing in the workspace, /run/luagent is root's, commands have no capability at all" staged
   repro7() { is base bg stdout started && atleast base bg killed 1 && is base bg_after stdout 0; }
   check "[$tag] repro 7: 'sleep 1002 & echo started' returns with the sleep killed and counted" repro7
   repro6() {
@@ -202,14 +205,11 @@ python_checks() {
   check "[python] repro 1: OOM attributed for 'sh -c python3' and for an argv command" repro1
   repro8() { has py ptrace stdout "root processes, none traced" && lacks py ptrace stdout "traced "; }
   check "[python] repro 8: PTRACE_ATTACH and PTRACE_SEIZE on PID 1 and every root process fail" repro8
-  # per-command cost against runner.py's in the same container, under the same load
+  # per-command cost (bench/sandbox measures it through luagent.sandbox, beside the old figures)
   echo '{"name":"bench","op":"bench","argv":["true"],"count":50}' | session bench_sv
-  echo '{"name":"bench","op":"bench","argv":["true"],"count":50}' |
-    python3 tests/supervisor_client.py "$BOX" --runner > "$TMP/bench_runner.out" 2> "$TMP/bench_runner.err"
-  sv=$(field bench_sv bench median_ms) old=$(field bench_runner bench median_ms)
-  echo "    # [python] 'true' round trip median: supervisor $sv ms, runner.py $old ms (50 runs each)"
-  cost() { below bench_sv bench median_ms 5 || below bench_sv bench median_ms "$old"; }
-  check "[python] a 'true' round trip costs at most 5 ms, or less than runner.py's under the same load" cost
+  echo "    # [python] 'true' round trip median: $(field bench_sv bench median_ms) ms (50 runs)"
+  check "[python] a 'true' round trip costs a fork, not a Docker exec (median below 20 ms even under load)" \
+    below bench_sv bench median_ms 20
 }
 
 run_checks luagent-busybox:test busybox

@@ -52,8 +52,31 @@ t.test("a request past its timeout fails with kind timeout", function()
 end)
 
 t.test("an idle stream fails with kind timeout", function()
+  local started = luagent.now()
   local _, err = http.request{url = base .. "/drip?n=3&interval=2.5", idle_timeout = 1}
   t.eq(err and err.kind, "timeout")
+  t.match(err.message, "no data for 1 s after the response began %(idle_timeout%)")
+  local took = luagent.now() - started
+  t.ok(took >= 0.9 and took < 2, ("stopped after %.2f s of silence (idle_timeout 1)"):format(took))
+end)
+
+t.test("the idle timeout counts from the response's start: a slow answer is waited for", function()
+  local res, err = http.request{url = base .. "/delay?s=1.2", idle_timeout = 0.5, timeout = 5}
+  t.eq(err, nil)
+  t.eq(res and res.status, 200)
+end)
+
+t.test("the idle timeout does not count while on_chunk holds the stream (backpressure)", function()
+  -- 3 MB: over the 1 MB a request buffers for a busy on_chunk, so the transfer is paused meanwhile
+  local n, bytes = 0, 0
+  local res, err = http.request{url = base .. "/bytes?n=3000000", idle_timeout = 0.5, on_chunk = function(c)
+    n = n + 1
+    if n == 1 then luagent.sleep(1.2) end
+    bytes = bytes + #c
+  end}
+  t.eq(err, nil)
+  t.eq(res and res.status, 200)
+  t.eq(bytes, 3000000)
 end)
 
 t.test("a refused connection fails with kind connect", function()

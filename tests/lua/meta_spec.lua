@@ -32,8 +32,11 @@ local MODULES = {
   ["luagent.diff"] = {"diff.lua", "diff"},
   ["luagent.eval"] = {"eval.lua", "eval"},
   ["luagent.eval.spec"] = {"eval.lua", "spec"},
-  -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval)
+  -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval);
+  -- luagent.trace_page and luagent.trace_page.* (the page of `luagent trace html`), luagent.markdown and
+  -- luagent.highlight (its Markdown renderer and code highlighter)
   ["luagent.cache"] = {"cache.lua", "cache"},
+  ["luagent.schema"] = {"schema.lua", "schema"},
   -- low-level
   ["luagent.loop"] = {"lowlevel.lua", "loop"},
   ["luagent.sys"] = {"lowlevel.lua", "sys"},
@@ -49,7 +52,7 @@ local MODULES = {
 
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
 local CLASSES = {
-  Box = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
+  Box = "sandbox.lua", Process = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
   Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
   RecipeRun = "lowlevel.lua", McpClient = "tools.lua", McpToolList = "tools.lua",
 }
@@ -59,8 +62,7 @@ local INTERNAL = {
   Stream = "a provider's stream assembler (luagent.model.StreamAssembler)",
   Base = "the shared part of the providers' stream assemblers (lua/luagent/model/stream.lua)",
   Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker.lua)",
-  Runner = "the in-container runner executor of a session (lua/luagent/sandbox/runner.lua)",
-  DockerExec = "the one-exec-per-command executor of a session (lua/luagent/sandbox/docker_exec.lua)",
+  Executor = "the supervisor executor of a session (lua/luagent/sandbox/supervisor.lua)",
   Reader = "the eval spec checker's state while it reads one spec (lua/luagent/eval/spec.lua)",
   McpStream = "MCP's line-based stdio transport over a process's streams (lua/luagent/mcp/stream.lua)",
   HostProcess = "the streams of a host process running an MCP server (lua/luagent/mcp/stdio.lua)",

@@ -68,6 +68,20 @@ t.test("an unreachable engine", function()
   is_error(err, "docker_unreachable")
 end)
 
+t.test("the supervisor's volume removed (e.g. docker volume prune): the next session fills it again", function()
+  local supervisor = require "luagent.sandbox.supervisor"
+  local client = assert(sandbox.engine())
+  assert(sandbox.open{}):close() -- it exists
+  local removed, err = client:call("DELETE", "/volumes/" .. supervisor.volume())
+  if not removed then -- a session of another run uses it: the engine keeps it
+    t.eq(err.kind, "conflict")
+    return
+  end
+  local s <close> = assert(sandbox.open{})
+  t.eq(assert(s:exec("echo works")).stdout, "works\n")
+  t.ok(client:call("GET", "/volumes/" .. supervisor.volume()), "filled again")
+end)
+
 local box = assert(sandbox.open{})
 
 t.test("a host secret in a command, code or input is refused", function()

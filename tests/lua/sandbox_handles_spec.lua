@@ -2,10 +2,10 @@
 -- Handle discipline for every C handle class: use after close is a Lua
 -- error (or nil, err), never a crash; close is idempotent; tostring works;
 -- a task waiting on a handle that another task closes wakes with an error.
--- The exec stream and runner channel need the Docker engine (a container
+-- The exec stream and supervisor channel need the Docker engine (a container
 -- this spec creates and removes itself); the rest use the local test server.
 local t = require "helper"
-local engine, engine_io, http, json, fs, sys = luagent.engine, luagent.engine_io, luagent.http, luagent.json,
+local engine, engine_io, http, fs, sys = luagent.engine, luagent.engine_io, luagent.http,
   luagent.fs, luagent.sys
 local base = "http://127.0.0.1:" .. t.env("TEST_HTTP_PORT")
 local RUN_BODY = '{"Detach":false,"Tty":false}'
@@ -75,6 +75,9 @@ local created = assert(client:call("POST", "/containers/create", {
 local container = created.Id
 luagent.at_exit(function() client:call("DELETE", "/containers/" .. container, nil, {query = {force = true}}) end)
 assert(client:call("POST", "/containers/" .. container .. "/start"))
+-- the sandbox supervisor, for the channel's tests
+assert(engine_io.put_archive(client:options("/containers/" .. container .. "/archive?path=/tmp",
+  {entries = {require("luagent.sandbox.supervisor").entry()}, uid = 0, gid = 0})))
 
 local function exec_stream(cmd)
   local exec = assert(client:call("POST", "/containers/" .. container .. "/exec", {
@@ -83,18 +86,17 @@ local function exec_stream(cmd)
   return engine_io.exec_start(client:options("/exec/" .. exec.Id .. "/start", {body = RUN_BODY}))
 end
 
-local function runner_channel()
+local function supervisor_channel()
   local exec = assert(client:call("POST", "/containers/" .. container .. "/exec", {
-    AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false,
-    Cmd = {"python3", "-c", sys.asset("sandbox/runner.py")},
+    AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false, User = "0",
+    Cmd = {"/tmp/luagent-supervisor", "serve", "1000:1000"},
   }))
-  return assert(engine_io.runner{unix_socket = client.endpoint.unix_socket,
+  return assert(engine_io.supervisor{unix_socket = client.endpoint.unix_socket,
     path = "/v" .. client.version .. "/exec/" .. exec.Id .. "/start", body = RUN_BODY})
 end
 
-local function run_message(id, cmd)
-  return json.encode({op = "run", id = id, argv = {"/bin/sh", "-c", cmd}, env = {}, cwd = "/tmp",
-                      token = sys.random_hex(8), size = 0}) .. "\n"
+local function run(cmd)
+  return {argv = {"/bin/sh", "-c", cmd}, cwd = "/tmp"}
 end
 
 -- ---- exec stream ----
@@ -151,17 +153,19 @@ t.test("exec stream: a second waiter raises; abort wakes the first", function()
   stream:close()
 end)
 
--- ---- runner channel ----
+-- ---- supervisor channel ----
 
-t.test("runner channel: results stay readable after close; send and wait raise", function()
-  local ch = runner_channel()
-  t.eq(tostring(ch), "runner channel (open)")
-  assert(ch:send(1, run_message(1, "echo one")))
+t.test("supervisor channel: results stay readable after close; send, wait and take raise", function()
+  local ch = supervisor_channel()
+  t.eq(tostring(ch), "supervisor channel (open)")
+  assert(ch:send("run", 1, run("echo one")))
   t.eq(ch:wait(1, 20), true)
-  assert(ch:send(2, run_message(2, "echo two; sleep 30")))
+  assert(ch:send("run", 2, run("echo two; sleep 30")))
+  t.eq(ch:wait(2, 20, true), false, "output wakes a waiter that asked for it")
+  t.same({ch:take(2)}, {"two\n", ""})
   ch:close()
   ch:close()
-  t.eq(tostring(ch), "runner channel (closed)")
+  t.eq(tostring(ch), "supervisor channel (closed)")
   local alive, why = ch:alive()
   t.eq(alive, false)
   t.eq(why, "closed by the host")
@@ -170,14 +174,40 @@ t.test("runner channel: results stay readable after close; send and wait raise",
   t.eq(one.exit_code, 0)
   local two = ch:result(2)
   t.eq(two.done, false, "the unfinished command is reported as such")
+  t.eq(two.stdout_bytes, 4, "what take() handed out is counted")
   t.raises(function() ch:result(2) end, "no command with this id")
-  raises_closed(function() ch:send(3, run_message(3, "true")) end, "runner channel")
-  raises_closed(function() ch:wait(1) end, "runner channel")
+  raises_closed(function() ch:send("run", 3, run("true")) end, "supervisor channel")
+  raises_closed(function() ch:wait(1) end, "supervisor channel")
+  raises_closed(function() ch:take(1) end, "supervisor channel")
 end)
 
-t.test("runner channel: a task waiting on it gets nil, err (closed) when another closes it", function()
-  local ch = runner_channel()
-  assert(ch:send(7, run_message(7, "echo started; sleep 30")))
+t.test("supervisor channel: bad requests raise naming the field", function()
+  local ch <close> = supervisor_channel()
+  t.raises(function() ch:send("run", 1, {argv = {}}) end, "argv")
+  t.raises(function() ch:send("run", 1, {argv = {"true"}, timeout = -1}) end, "timeout")
+  t.raises(function() ch:send("signal", 1, {signal = 99}) end, "signal")
+  t.raises(function() ch:send("launch", 1, {}) end, "unknown op")
+  t.raises(function() ch:send("pack", 1, {path = "/tmp"}, {extract = {}}) end, "dest")
+  assert(ch:send("run", 1, run("echo fine")))
+  t.eq(ch:wait(1, 20), true)
+  t.eq(ch:result(1).stdout, "fine\n", "a refused request left the channel usable")
+end)
+
+t.test("supervisor channel: a pack saved into a file, closed mid-stream, leaves nothing behind", function()
+  local ch = supervisor_channel()
+  assert(ch:send("run", 1, run("head -c 50000000 /dev/urandom > /tmp/big.bin")))
+  t.eq(ch:wait(1, 60), true)
+  ch:result(1)
+  assert(ch:send("pack", 2, {path = "/tmp/big.bin"}, {save = {path = work .. "/snap.tar"}}))
+  luagent.sleep(0.02) -- under way: 50 MB take longer
+  ch:close()
+  t.eq(ch:result(2).sink_error ~= nil, true, "the half stream is not a result")
+  t.same(fs.list(work), {}, "no temporary file is left")
+end)
+
+t.test("supervisor channel: a task waiting on it gets nil, err (closed) when another closes it", function()
+  local ch = supervisor_channel()
+  assert(ch:send("run", 7, run("echo started; sleep 30")))
   local waiter = luagent.spawn(function() return ch:wait(7) end)
   luagent.sleep(0.5)
   t.eq(waiter:status(), "waiting")
@@ -186,13 +216,13 @@ t.test("runner channel: a task waiting on it gets nil, err (closed) when another
   local ok, err = ended_within(waiter, 5)
   t.eq(ok, nil)
   t.eq(err.kind, "closed")
-  t.match(tostring(err), "^closed: the runner channel was closed")
+  t.match(tostring(err), "^closed: the supervisor channel was closed")
   t.eq(ch:result(7).stdout, "started\n")
 end)
 
-t.test("runner channel: collected while a command runs, nothing breaks", function()
-  local ch = runner_channel()
-  assert(ch:send(1, run_message(1, "sleep 30")))
+t.test("supervisor channel: collected while a command runs, nothing breaks", function()
+  local ch = supervisor_channel()
+  assert(ch:send("run", 1, run("sleep 30")))
   ch = nil -- luacheck: ignore 311
   collectgarbage()
   collectgarbage()
@@ -297,7 +327,7 @@ end)
 
 t.test("every handle class is registered with close = __close = __gc and a __tostring", function()
   local registry = debug.getregistry()
-  for _, class in ipairs{"luagent.engine_io.exec_stream", "luagent.engine_io.runner", "luagent.engine_io.archive_job",
+  for _, class in ipairs{"luagent.engine_io.exec_stream", "luagent.engine_io.supervisor", "luagent.engine_io.archive_job",
                          "luagent.tar.writer", "luagent.tar.extract", "luagent.http.request",
                          "luagent.http.sse_parser"} do
     local mt = registry[class]

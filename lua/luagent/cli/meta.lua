@@ -18,7 +18,7 @@ local cli = {}
 cli.FILES = {
   "luagent.lua", "errors.lua", "sandbox.lua", "model.lua", "agent.lua", "tools.lua", "retry.lua",
   "trace.lua", "outputs.lua", "json.lua", "yaml.lua", "fs.lua", "http.lua", "lowlevel.lua", "diff.lua",
-  "cache.lua", "eval.lua",
+  "cache.lua", "eval.lua", "schema.lua",
 }
 
 cli.LIBRARY = ".luagent/meta"

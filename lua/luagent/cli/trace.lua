@@ -1,11 +1,13 @@
 -- luagent trace show TRACE.jsonl [--full]       a run's steps, for people
--- luagent trace html TRACE.jsonl [-o OUT.html]  the same as one self-contained page
+-- luagent trace html TRACE.jsonl|RUN_DIR [-o OUT.html]   the run as one self-contained page
+--   (luagent.trace_page: conversation, timeline, totals, outputs; default OUT: beside the trace)
 -- luagent trace diff A B                        how two runs differ, step by step
 --   (A, B: trace.jsonl files or run folders; luagent.cli.trace_diff)
 --
---   cli.load(trace_path) -> events | nil, err
---   cli.escape_html(text) -> text with & < > " escaped
---   cli.write_html(trace_path, out_path) -> out_path | nil, err   the page, for other writers (the eval page)
+--   cli.load(trace_path [, {partial = true}]) -> events | nil, err   with partial: events, cut
+--     (the events before the first line that is not a whole event, and {line, message} of it)
+--   cli.escape_html(text) -> text with & < > " escaped (luagent.highlight.escape)
+--   cli.write_html(trace_path | run_dir, out_path) -> out_path | nil, err   the page, for other writers (the eval page)
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local trace = require "luagent.trace"
@@ -15,11 +17,12 @@ local cli = {}
 
 local USAGE = [[
 usage: luagent trace show TRACE.jsonl [--full]
-       luagent trace html TRACE.jsonl [-o OUT.html]
+       luagent trace html TRACE.jsonl|RUN_DIR [-o OUT.html]
        luagent trace diff A B      (A, B: trace.jsonl files or run folders; exit 0 same, 1 different, 2 bad input)]]
 
--- The trace's events | nil, err (a line that is not a JSON event with a type: kind "json")
-local function load(path)
+-- The trace's events | nil, err (a line that is not a JSON event with a type: kind "json").
+-- With opts.partial: the events before such a line, and where the trace is cut.
+local function load(path, opts)
   local text, err = fs.read(path)
   if not text then return nil, err end
   local list, n = {}, 0
@@ -27,21 +30,15 @@ local function load(path)
     n = n + 1
     local ev = json.decode(line)
     if type(ev) ~= "table" or type(ev.type) ~= "string" then
-      return errors.fail("json", ("%s:%d: not a trace event (a JSON object with a \"type\")"):format(path, n),
-        {path = path, line = n})
+      local message = ("%s:%d: not a trace event (a JSON object with a \"type\")"):format(path, n)
+      if opts and opts.partial then return list, {line = n, message = message} end
+      return errors.fail("json", message, {path = path, line = n})
     end
     list[#list + 1] = ev
   end
   return list
 end
 cli.load = load
-
--- The trace's events, or nil after saying on stderr why not.
-local function load_or_say(path)
-  local list, err = load(path)
-  if not list then io.stderr:write("luagent: ", err.message, "\n") end
-  return list
-end
 
 local function indent(text, max_lines)
   local out, n = {}, 0
@@ -56,9 +53,27 @@ local function indent(text, max_lines)
   return table.concat(out, "\n")
 end
 
+-- What `show` says after the events of a trace that is cut (a full disk, a
+-- killed run): where, and that the run's end is missing. Returns the status.
+local function say_cut(path, list, cut)
+  if cut then
+    io.stderr:write(("luagent: the trace %s is cut at line %d (not a whole event); the %d event%s before it "
+      .. "are shown above\n"):format(path, cut.line, #list, #list == 1 and "" or "s"))
+    return 1
+  end
+  if #list > 0 and list[#list].type ~= "run_end" then
+    io.stderr:write(("luagent: the trace %s ends without run_end: the run was stopped before it finished "
+      .. "(killed, or its disk filled up)\n"):format(path))
+  end
+  return 0
+end
+
 local function show(path, full)
-  local list = load_or_say(path)
-  if not list then return 1 end
+  local list, cut = load(path, {partial = true})
+  if not list then
+    io.stderr:write("luagent: ", cut.message, "\n")
+    return 1
+  end
   local limit = not full and 8 or nil
   for _, ev in ipairs(list) do
     local line = trace.describe(ev)
@@ -71,43 +86,36 @@ local function show(path, full)
     end
     if ev.type == "tool_result" and full then print(indent(ev.content)) end
   end
-  return 0
+  io.stdout:flush()
+  return say_cut(path, list, cut)
 end
 
-local function escape(s)
-  return (tostring(s):gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"}))
-end
-cli.escape_html = escape
+cli.escape_html = require("luagent.highlight").escape
 
-local STYLE = [[
-body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}h1{font-size:1.3em}
-table{border-collapse:collapse;width:100%}td{border-bottom:1px solid #eee;padding:.3em .5em;vertical-align:top}
-td.t{color:#888;white-space:nowrap;text-align:right}td.k{white-space:nowrap;font-weight:600}
-pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;margin:.3em 0;max-height:30em;overflow:auto}
-.tool_result.err td.k{color:#b00}.agent_end td,.run_end td{background:#f3f8ff}]]
-
--- The page of a trace's events.
-local function page_of(list)
-  local first = list[1] or {}
-  local rows = {}
-  for _, ev in ipairs(list) do
-    local summary = trace.describe(ev) or ""
-    local class = tostring(ev.type) .. ((ev.type == "tool_result" and ev.is_error) and " err" or "")
-    rows[#rows + 1] = ('<tr class="%s"><td class="t">%.2fs</td><td class="k">%s</td><td>%s<details><summary>details</summary>'
-      .. "<pre>%s</pre></details></td></tr>"):format(escape(class), tonumber(ev.t) or 0, escape(ev.type), escape(summary),
-      escape(json.encode(ev, {indent = 2})))
+-- The trace file, the run folder and the default page of a trace file or a run folder.
+local function html_paths(path)
+  local st = fs.stat(path)
+  if st and st.type == "directory" then
+    local dir = path:gsub("/+$", "")
+    return dir .. "/trace.jsonl", dir, dir .. "/trace.html"
   end
-  return ("<!doctype html><meta charset=utf-8><title>luagent run %s</title><style>%s</style>"
-    .. "<h1>luagent run %s</h1><p>%s</p><table>%s</table>\n"):format(escape(first.run_id or "?"), STYLE,
-    escape(first.run_id or "?"), escape(first.recipe or ""), table.concat(rows, "\n"))
+  return path, path:match("^(.*)/[^/]*$") or ".", path:gsub("%.jsonl$", "") .. ".html"
 end
 
+-- The page of a run (luagent.trace_page), written to `out` (default: beside the trace).
 function cli.write_html(path, out)
-  local list, err = load(path)
-  if not list then return nil, err end
-  out = out or path:gsub("%.jsonl$", "") .. ".html"
-  local ok, werr = fs.write(out, page_of(list))
+  local trace_path, dir, default = html_paths(path)
+  local list, err = load(trace_path)
+  if not list then
+    return errors.fail(err.kind, err.message .. "; give a trace.jsonl file or a run folder (runs/<run-id>/)",
+      {path = trace_path, line = err.line})
+  end
+  out = out or default
+  local page = require("luagent.trace_page").render(list, {dir = dir, out = out, source = trace_path})
+  local ok, werr = fs.write(out .. ".tmp", page)
   if not ok then return nil, werr end
+  local renamed, why = os.rename(out .. ".tmp", out)
+  if not renamed then return errors.fail("io", ("cannot write %s: %s"):format(out, why), {path = out}) end
   return out
 end
 

@@ -5,6 +5,7 @@ local json = require "luagent.json"
 local content = require "luagent.model.content"
 local stream = require "luagent.model.stream"
 local provider = require "luagent.model.provider"
+local structured = require "luagent.model.structured"
 
 local wire = {
   name = "anthropic",
@@ -15,6 +16,7 @@ local wire = {
   default_model = "claude-sonnet-4-5",
   version = "2023-06-01",
   default_max_tokens = 4096, -- the API requires max_tokens
+  output_by_tool = true, -- a structured answer is a call of a tool named after it (luagent.model.structured)
 }
 
 function wire.needs_key(base_url)
@@ -100,6 +102,22 @@ function wire.tool_choice(choice)
   return {type = "tool", name = choice.name}
 end
 
+-- A structured answer (req.output): a tool named after it, whose input is
+-- the answer. It is forced (tool_choice {type = "tool", name}) when the
+-- request offers no other tool, gives no tool_choice, or names it; else it
+-- is offered beside the others under the request's tool_choice (an agent
+-- lets the model use its tools first, then answer through it).
+local function with_output(req, body)
+  local out = req.output
+  body.tools = body.tools or json.array{}
+  body.tools[#body.tools + 1] = {name = out.name, description = structured.tool_description(out),
+                                 input_schema = structured.wire_schema(out)}
+  local choice = req.tool_choice
+  if #(req.tools or {}) == 0 or choice == nil or (type(choice) == "table" and choice.name == out.name) then
+    body.tool_choice = {type = "tool", name = out.name}
+  end
+end
+
 function wire.body(m, req)
   local messages, system = wire.messages(req.messages)
   local body = {model = m.model, messages = messages, system = system,
@@ -108,6 +126,7 @@ function wire.body(m, req)
     body.tools = wire.tools(req.tools)
     body.tool_choice = wire.tool_choice(req.tool_choice)
   end
+  if req.output then with_output(req, body) end
   body.temperature = req.temperature or m.temperature
   if req.stream then body.stream = true end
   return body

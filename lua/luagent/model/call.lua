@@ -6,7 +6,8 @@
 -- answer's shape in the provider, a stream's end in its assembler;
 -- call.error then names the provider and model and redacts keys.
 --
---   call.attempt(m, req, n) -> result | nil, err     (n: the attempt's number, for events)
+--   call.attempt(m, req, n [, time_left]) -> result | nil, err   (n: the attempt's number, for
+--       events; time_left: seconds left of the call's deadline, which caps the attempt's timeout)
 --   call.error(m, kind, message [, fields]) -> err   also model.error
 --
 -- Model errors' kinds: auth | rate_limit | quota | server | timeout | network |
@@ -96,9 +97,13 @@ end
 local function streamed(m, req, request)
   local assembler = m.wire.stream(m, req)
   local on_chunk, parser = http.sse(function(ev) return assembler:event(ev) end)
-  request.on_chunk, request.idle_timeout = on_chunk, m.idle_timeout
+  request.on_chunk = on_chunk
   local res, terr = transport()(request)
-  if not res and stream_broke(terr) then return assembler:finish(terr.message) end
+  if not res and stream_broke(terr) then
+    -- a stream that went quiet: a timeout (retried) unless part of the answer was shown
+    if terr.kind == "timeout" then assembler:fail("timeout", "the stream stalled: " .. terr.message) end
+    return assembler:finish(terr.message)
+  end
   local kind, message, fields = http_failure(res, terr)
   if kind then assembler:fail(kind, message, fields) end
   return assembler:finish(parser:pending())
@@ -114,7 +119,7 @@ function call.request(m, req)
   for k, v in pairs(m.headers or {}) do headers[k] = v end
   return body, {
     method = "POST", url = m.base_url .. m.wire.path, headers = headers,
-    timeout = req.timeout or m.timeout, connect_timeout = m.connect_timeout,
+    timeout = req.timeout or m.timeout, connect_timeout = m.connect_timeout, idle_timeout = m.idle_timeout,
   }
 end
 
@@ -130,9 +135,10 @@ local function finish_result(m, result, started)
   return result
 end
 
-function call.attempt(m, req, n)
+function call.attempt(m, req, n, time_left)
   local body, request = call.request(m, req)
   request.body = json.encode(body)
+  if time_left then request.timeout = math.max(0.001, math.min(request.timeout, time_left)) end
   local started = loop.now()
   events.emit({type = "model_request", provider = m.provider, model = m.model, attempt = n,
                stream = req.stream or false, body = body, url = request.url})

@@ -4,6 +4,15 @@
 --   client.new(provider, opts) -> m        (provider: see luagent.model.provider)
 --   m:complete(req) -> result | nil, err   attempts (luagent.model.call) under the retry
 --                                          policy, with model_retry and model_response events
+--
+-- A cancelled task (Ctrl-C, SIGTERM, task:cancel()) makes no call: complete
+-- raises the cancellation, before the cache and before each attempt.
+--
+-- Deadlines: each attempt has `timeout` (600 s) and `idle_timeout` (30 s
+-- without a byte once the answer began, streamed or not: a server that
+-- answered and then went quiet); the whole call, attempts and waits
+-- together, has `deadline` (600 s; req.deadline for one call). When the
+-- deadline passes the call fails with kind timeout, saying how long it tried.
 --   m.totals = {calls, input_tokens, output_tokens, cached_tokens, cost, cost_unknown}
 --
 -- When the run has the model-call cache on (luagent.cache, run.current().cache),
@@ -70,10 +79,26 @@ local function from_cache(m, req, look, body, url, started)
   return result
 end
 
+-- A task that was asked to stop (Ctrl-C, SIGTERM, task:cancel()) makes no
+-- model call, even when code under it caught the cancellation: it raises.
+local function stop_if_cancelled()
+  local stop = loop.cancelled()
+  if stop then error(stop, 0) end
+end
+
+-- The call's error, or a timeout saying how long it tried when the deadline ended it.
+local function past_deadline(m, err, attempts, deadline, took)
+  if not (err.deadline or (err.kind == "timeout" and took >= deadline - 0.05)) then return err end
+  return call.error(m, "timeout", ("gave up after %d attempt%s over %.1f s: the call's deadline is %g s "
+    .. "(option deadline); the last attempt: %s"):format(attempts, attempts == 1 and "" or "s", took, deadline,
+    tostring(err)), {cause = err, attempts = attempts, deadline = deadline})
+end
+
 -- m:complete(request) -> result | nil, err   (see luagent.model)
 function Model:complete(req)
   req = req or {}
   content.check_messages(req.messages)
+  stop_if_cancelled()
   local started = loop.now()
   local store, look = run_cache(), nil
   if store then
@@ -82,13 +107,17 @@ function Model:complete(req)
     if look.entry then return from_cache(self, req, look, body, request.url, started) end
   end
   local attempt = 0
-  local result, err = retry.call(announced(self, req.retry or self.retry), function()
+  local deadline = req.deadline or self.deadline
+  local policy = req.retry or self.retry
+  policy = announced(self, policy:with({deadline = math.min(policy.deadline or deadline, deadline)}))
+  local result, err = retry.call(policy, function()
+    stop_if_cancelled()
     attempt = attempt + 1
-    return call.attempt(self, req, attempt)
+    return call.attempt(self, req, attempt, deadline - (loop.now() - started))
   end)
   if not result then
     if look then store:failed(look) end
-    return nil, err
+    return nil, past_deadline(self, err, attempt, policy.deadline, loop.now() - started)
   end
   result.attempts = attempt
   result.duration = loop.now() - started
@@ -100,7 +129,10 @@ function Model:complete(req)
   return result
 end
 
-local DEFAULTS = {timeout = 600, connect_timeout = 15, idle_timeout = 120}
+-- A structured answer (req.schema / req.output) is asked for and read around the call.
+Model.complete = require("luagent.model.structured").wrap(Model.complete)
+
+local DEFAULTS = {timeout = 600, connect_timeout = 15, idle_timeout = 30, deadline = 600}
 
 local function api_key(wire, opts)
   local key = opts.api_key
@@ -128,7 +160,7 @@ function client.new(wire, opts)
   local m = setmetatable({
     provider = wire.name, wire = wire, model = name, base_url = base_url, api_key = key,
     timeout = opts.timeout or DEFAULTS.timeout, connect_timeout = opts.connect_timeout or DEFAULTS.connect_timeout,
-    idle_timeout = opts.idle_timeout or DEFAULTS.idle_timeout,
+    idle_timeout = opts.idle_timeout or DEFAULTS.idle_timeout, deadline = opts.deadline or DEFAULTS.deadline,
     retry = opts.retry or retry.default, headers = opts.headers, extra = opts.extra, prices = opts.prices,
     temperature = opts.temperature, max_tokens = opts.max_tokens,
     totals = {calls = 0, input_tokens = 0, output_tokens = 0, cached_tokens = 0, cost = 0},

@@ -6,6 +6,7 @@ local json = require "luagent.json"
 local content = require "luagent.model.content"
 local stream = require "luagent.model.stream"
 local provider = require "luagent.model.provider"
+local structured = require "luagent.model.structured"
 
 local wire = {
   name = "openai",
@@ -102,12 +103,19 @@ function wire.tool_choice(choice)
   return {type = "function", ["function"] = {name = choice.name}}
 end
 
+-- A structured answer (req.output, luagent.model.structured): the message content is its JSON.
+function wire.response_format(output)
+  return {type = "json_schema", json_schema = {name = output.name, description = output.description,
+                                               schema = structured.wire_schema(output), strict = output.strict}}
+end
+
 function wire.body(m, req)
   local body = {model = m.model, messages = wire.messages(req.messages)}
   if req.tools and #req.tools > 0 then
     body.tools = wire.tools(req.tools)
     body.tool_choice = wire.tool_choice(req.tool_choice)
   end
+  if req.output then body.response_format = wire.response_format(req.output) end
   body.temperature = req.temperature or m.temperature
   body[m.max_tokens_field] = req.max_tokens or m.max_tokens
   if req.stream then
@@ -182,6 +190,7 @@ function Stream:on_data(chunk)
   if type(choice) ~= "table" then return true end
   local delta = type(choice.delta) == "table" and choice.delta or {}
   if type(delta.content) == "string" and delta.content ~= "" then self:add_text(delta.content) end
+  if type(delta.refusal) == "string" then self.refusal = (self.refusal or "") .. delta.refusal end
   for _, d in ipairs(type(delta.tool_calls) == "table" and delta.tool_calls or {}) do self:call_piece(d) end
   if type(choice.finish_reason) == "string" then self.finish_reason = choice.finish_reason end
   return true
@@ -198,7 +207,8 @@ function Stream:result()
   local calls = {}
   for i, index in ipairs(self.order) do calls[i] = self.calls[index] end
   return {text = content.join(self.text), tool_calls = stream.tool_calls(calls),
-          finish_reason = FINISH[self.finish_reason] or "stop", usage = self.usage, model = self.model, id = self.id}
+          finish_reason = FINISH[self.finish_reason] or "stop", usage = self.usage, model = self.model, id = self.id,
+          refusal = self.refusal}
 end
 
 return wire

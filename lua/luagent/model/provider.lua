@@ -13,6 +13,8 @@
 --   default_model     used when opts.model is not given
 --   key_env           "OPENAI_API_KEY": where the API key comes from (opts.api_key wins)
 --   base_url_env      "OPENAI_BASE_URL" (optional)
+--   output_by_tool    (optional) true when a structured answer comes as a call of a tool
+--                     named after it (Anthropic), not as the answer's text
 --
 -- Functions (m is the model: m.model, m.api_key, m.temperature, m.max_tokens,
 -- and whatever options(opts) added):
@@ -20,7 +22,8 @@
 --   options(opts) -> {field = value}   (optional) provider options copied onto the model
 --   headers(m) -> {name = value}       authentication and versions; content-type is added by the caller
 --   body(m, req) -> table              the request body (req: messages, tools, tool_choice,
---                                      temperature, max_tokens, stream); m.extra and
+--                                      temperature, max_tokens, stream, output: a structured
+--                                      answer, see luagent.model.structured); m.extra and
 --                                      req.extra are merged into it by the caller
 --   parse(m, decoded) -> result | nil, err     a whole JSON answer (err: kind bad_response)
 --   stream(m, req) -> assembler        for stream = true; made with luagent.model.stream,

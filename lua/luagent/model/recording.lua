@@ -2,18 +2,30 @@
 -- them, as model transports (functions with luagent.http.request's shape).
 -- A recipe run chooses one when it starts (luagent.run, --record / --replay).
 --
---   recording.recorder(path, inner) -> transport | nil, err   inner's exchanges, also written to path
---   recording.replayer(path) -> transport | nil, err          answers from path, without network;
+--   recording.recorder(path, inner [, recipe]) -> transport | nil, err   inner's exchanges, also
+--       written to path (the header names the recipe); a line that cannot be written is said on
+--       stderr at once and kept in recorder_failure(transport) for the run's end
+--   recording.replayer(path [, recipe]) -> transport | nil, err   answers from path, without network;
 --       a request the recording does not have raises a replay_mismatch error with a diff
---   recording.transport{record | replay} -> transport, replaying   what a run starts with (luagent.run);
---       raises a string (it runs while the library loads) when the file cannot be used
+--   recording.load(path [, recipe]) -> {header, entries} | nil, err   the file, checked whole
+--   recording.transport{record | replay, recipe} -> transport, replaying   what a run starts with
+--       (luagent.run); raises a string (it runs while the library loads) when the file cannot be used
 --   recording.recorded_provider(path) -> "openai" | "openai_responses" | "anthropic" | nil
 --   recording.diff(recorded, now) -> {"path: recorded X, now Y" lines}   (luagent.diff.values)
+--   recording.add_approval(transport, decision)   an approval decision (luagent.approval) as a
+--       line {"approval": {...}} of the file the recorder `transport` writes; nothing otherwise
+--   recording.approvals(path) -> {decision, ...}  the approval lines of a recording, in order
 --
--- A recording is JSON lines: a header, then one {endpoint, body, stream,
--- response = {status, headers, body} | error = {kind, message, status}} per
--- exchange, keys redacted. Requests are compared with the timings tools
+-- A recording is JSON lines: a header {luagent_recording = 1, version, recipe}, then one
+-- {endpoint, body, stream, response = {status, headers, body} | error = {kind, message,
+-- status}} per exchange, keys redacted. Requests are compared with the timings tools
 -- report ("took 1.23 s") blanked, as they differ from run to run.
+--
+-- A replay checks the whole file before the run starts: a file that is not a
+-- recording (no header), one damaged at line N (not JSON, not an exchange, a
+-- cut last line) and one recorded for another recipe (the header's recipe
+-- name) are refused, each with its own message (kind "config"; `luagent run`
+-- exits 2). "no more exchanges" is said only of a whole recording.
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
@@ -40,12 +52,39 @@ local function entry_of(request, res, err, chunks)
   return secrets.redact_value(entry)
 end
 
-function recording.recorder(path, inner)
+-- The name a recording knows a recipe by: its file name without ".lua".
+local function recipe_name(recipe)
+  return recipe and (recipe:match("([^/]+)%.lua$") or recipe:match("([^/]+)$")) or nil
+end
+
+local failures = setmetatable({}, {__mode = "k"}) -- recorder transport -> its first write failure
+local writers = setmetatable({}, {__mode = "k"}) -- recorder transport -> its checked line writer
+
+-- The first line a recorder could not write, as an error value, or nil.
+function recording.recorder_failure(transport)
+  return failures[transport]
+end
+
+function recording.recorder(path, inner, recipe)
   local file, why = io.open(path, "w")
   if not file then return errors.fail("io", "--record: cannot create " .. why, {path = path}) end
-  file:write(json.encode({luagent_recording = 1, version = require("luagent.host").version}), "\n")
-  file:flush()
-  return function(request)
+  local lines = 0
+  local transport
+  -- every line written and flushed whole, or said at once (the run goes on, and ends with status 1)
+  local function put(line)
+    if failures[transport] then return end
+    local ok, werr = file:write(line, "\n")
+    if ok then ok, werr = file:flush() end
+    if ok then
+      lines = lines + 1
+      return
+    end
+    local message = ("--record: cannot write %s: %s; the recording holds its first %d line%s, the rest is lost")
+      :format(path, tostring(werr), lines, lines == 1 and "" or "s")
+    failures[transport] = errors.new("io", message, {path = path})
+    io.stderr:write("luagent: ", message, "\n")
+  end
+  transport = function(request)
     local chunks = {}
     local copy = {}
     for key, value in pairs(request) do copy[key] = value end
@@ -56,10 +95,36 @@ function recording.recorder(path, inner)
       end
     end
     local res, err = inner(copy)
-    file:write(json.encode(entry_of(request, res, err, chunks)), "\n")
-    file:flush()
+    put(json.encode(entry_of(request, res, err, chunks)))
     return res, err
   end
+  put(json.encode({luagent_recording = 1, version = require("luagent.host").version, recipe = recipe_name(recipe)}))
+  if failures[transport] then
+    file:close()
+    return nil, failures[transport]
+  end
+  writers[transport] = put
+  return transport
+end
+
+-- An approval decision (luagent.approval) as a line of the recording, so
+-- --replay answers with it instead of asking.
+function recording.add_approval(transport, decision)
+  local put = writers[transport]
+  if put then put(json.encode({approval = secrets.redact_value(decision)})) end
+end
+
+-- The approval decisions a recording holds, in order.
+function recording.approvals(path)
+  local list = {}
+  local file = io.open(path, "r")
+  if not file then return list end
+  for line in file:lines() do
+    local entry = line:find('"approval"', 1, true) and json.decode(line)
+    if type(entry) == "table" and type(entry.approval) == "table" then list[#list + 1] = entry.approval end
+  end
+  file:close()
+  return list
 end
 
 -- The places where two requests differ, as "path: recorded X, now Y" lines.
@@ -71,17 +136,63 @@ function recording.diff(recorded, now)
   return out
 end
 
--- The exchanges of a recording file, or nil, err.
-local function entries_of(path)
-  local file, why = io.open(path, "r")
+local function damaged(path, n, why)
+  return errors.fail("config", ("--replay: %s is damaged at line %d: %s; record it again with --record")
+    :format(path, n, why), {path = path, line = n})
+end
+
+local function is_exchange(entry)
+  return type(entry) == "table" and type(entry.endpoint) == "string" and type(entry.body) ~= "nil"
+    and (type(entry.response) == "table" or type(entry.error) == "table")
+end
+
+-- recording.load(path [, recipe]) -> {header, entries} | nil, err   the whole file checked:
+-- a header first, then only whole exchanges (and approval decisions); with `recipe`, recorded for it.
+function recording.load(path, recipe)
+  local file, why = io.open(path, "rb")
   if not file then return errors.fail("not_found", "--replay: cannot open " .. why, {path = path}) end
-  local entries = {}
-  for line in file:lines() do
-    local entry = json.decode(line)
-    if type(entry) == "table" and entry.endpoint then entries[#entries + 1] = entry end
-  end
+  local text, rerr = file:read("a")
   file:close()
-  return entries
+  if not text then return errors.fail("io", ("--replay: cannot read %s: %s"):format(path, rerr), {path = path}) end
+  local header, entries, n = nil, {}, 0
+  for line, newline in text:gmatch("([^\n]*)(\n?)") do
+    if line == "" and newline == "" then break end -- the end of the text
+    n = n + 1
+    local entry = json.decode(line)
+    if n == 1 then
+      if type(entry) ~= "table" or entry.luagent_recording == nil then
+        return errors.fail("config", ("--replay: %s is not a luagent recording (its first line is not a recording "
+          .. "header); make one with luagent run RECIPE --record FILE"):format(path), {path = path})
+      end
+      header = entry
+    elseif entry == nil and newline == "" then
+      return damaged(path, n, "its last line is cut (the recording run did not finish writing it)")
+    elseif entry == nil then
+      return damaged(path, n, "the line is not JSON")
+    elseif is_exchange(entry) then
+      entries[#entries + 1] = entry
+    elseif not (type(entry) == "table" and type(entry.approval) == "table") then -- approvals: recording.approvals
+      return damaged(path, n, "the line is not a model exchange {endpoint, body, response | error} or an approval")
+    end
+  end
+  if not header then
+    return errors.fail("config", ("--replay: %s is not a luagent recording (it is empty); make one with "
+      .. "luagent run RECIPE --record FILE"):format(path), {path = path})
+  end
+  local wanted = recipe_name(recipe)
+  if wanted and type(header.recipe) == "string" and header.recipe ~= wanted then
+    return errors.fail("config", ("--replay: %s was recorded for the recipe %s, not %s: replay it with %s.lua, "
+      .. "or record %s.lua with --record"):format(path, header.recipe, wanted, header.recipe, wanted),
+      {path = path, recorded_recipe = header.recipe, recipe = wanted})
+  end
+  return {header = header, entries = entries}
+end
+
+-- The exchanges of a recording file, or nil, err.
+local function entries_of(path, recipe)
+  local loaded, err = recording.load(path, recipe)
+  if not loaded then return nil, err end
+  return loaded.entries
 end
 
 local ENDPOINT_PROVIDERS = {["/completions"] = "openai", ["/responses"] = "openai_responses",
@@ -111,20 +222,21 @@ local function answer(request, entry)
   return {status = res.status, headers = res.headers or {}, body = res.body}
 end
 
-local function mismatch(path, first_unused, body)
+local function mismatch(path, first_unused, body, count)
   local message
   if first_unused then
     message = ("this model request differs from the recording %s in:\n%s\n"
       .. "(the recipe, its settings or its prompts changed since the recording; record again with --record)")
       :format(path, table.concat(recording.diff(first_unused.body, body), "\n"))
   else
-    message = ("the recording %s has no more model exchanges, but the run made another request"):format(path)
+    message = ("the recording %s has no more model exchanges (all %d were used), but the run made another request")
+      :format(path, count)
   end
   return errors.new("replay_mismatch", message, {path = path})
 end
 
-function recording.replayer(path)
-  local entries, err = entries_of(path)
+function recording.replayer(path, recipe)
+  local entries, err = entries_of(path, recipe)
   if not entries then return nil, err end
   local used = {}
   return function(request)
@@ -141,7 +253,7 @@ function recording.replayer(path)
       end
     end
     -- the run cannot go on as recorded: it stops here, with the diff
-    error(mismatch(path, first_unused, body), 0)
+    error(mismatch(path, first_unused, body, #entries), 0)
   end
 end
 
@@ -149,8 +261,8 @@ end
 -- `inner` when recording; and the path being replayed (nil when recording).
 function recording.transport(opts, inner)
   local transport, err
-  if opts.replay then transport, err = recording.replayer(opts.replay)
-  else transport, err = recording.recorder(opts.record, inner) end
+  if opts.replay then transport, err = recording.replayer(opts.replay, opts.recipe)
+  else transport, err = recording.recorder(opts.record, inner, opts.recipe) end
   if not transport then error(err.message, 0) end
   return transport, opts.replay
 end

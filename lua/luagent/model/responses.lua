@@ -6,6 +6,7 @@ local json = require "luagent.json"
 local content = require "luagent.model.content"
 local stream = require "luagent.model.stream"
 local provider = require "luagent.model.provider"
+local structured = require "luagent.model.structured"
 
 -- the same servers, keys and authentication as Chat Completions
 local chat = require "luagent.model.openai"
@@ -90,6 +91,12 @@ function wire.body(m, req)
     body.tools = wire.tools(req.tools)
     body.tool_choice = wire.tool_choice(req.tool_choice)
   end
+  if req.output then
+    -- a structured answer (luagent.model.structured): the output text is its JSON
+    local out = req.output
+    body.text = {format = {type = "json_schema", name = out.name, description = out.description,
+                           schema = structured.wire_schema(out), strict = out.strict}}
+  end
   body.temperature = req.temperature or m.temperature
   body.max_output_tokens = req.max_tokens or m.max_tokens
   if req.stream then body.stream = true end
@@ -113,11 +120,12 @@ function wire.parse(_, response)
     local e = type(response.error) == "table" and response.error or {}
     return provider.unexpected("the response failed: " .. tostring(e.message or e.code or "no reason given"))
   end
-  local text, calls = {}, {}
+  local text, calls, refusal = {}, {}, {}
   for _, item in ipairs(response.output) do
     if item.type == "message" then
       for _, part in ipairs(type(item.content) == "table" and item.content or {}) do
         if part.type == "output_text" and type(part.text) == "string" then text[#text + 1] = part.text end
+        if part.type == "refusal" and type(part.refusal) == "string" then refusal[#refusal + 1] = part.refusal end
       end
     elseif item.type == "function_call" then
       if type(item.name) ~= "string" then return provider.unexpected("a function_call without a name") end
@@ -131,7 +139,7 @@ function wire.parse(_, response)
   end
   return {text = content.join(text), tool_calls = calls, finish_reason = finish,
           usage = usage_of(response.usage), model = type(response.model) == "string" and response.model or nil,
-          id = response.id}
+          id = response.id, refusal = content.join(refusal)}
 end
 
 -- ---- streaming: typed events; response.completed carries the whole response ----

@@ -55,6 +55,9 @@ function Scripted:complete(req)
   return result
 end
 
+-- m:complete{schema = ...}: the reply's text is the answer's JSON (luagent.model.structured).
+Scripted.complete = require("luagent.model.structured").wrap(Scripted.complete)
+
 return function(spec, opts)
   local fn = spec
   if type(spec) == "table" then

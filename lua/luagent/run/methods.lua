@@ -23,20 +23,49 @@ local methods = {}
 
 -- ---- a run's start and end ----
 
+-- r:_open_trace([time]) -> trace | nil: the run's trace opened, and its
+-- run_start (at `time`, the first event's) given to every subscriber. A trace
+-- that cannot be opened is said on stderr at once (the run goes on without
+-- it, and ends with exit status 1: r:_write_failures).
+function RecipeRun:_open_trace(time)
+  if rawget(self, "trace") or rawget(self, "trace_failed") then return rawget(self, "trace") end
+  local t, err = require("luagent.trace").open{run = self, t0 = self.t0, quiet = self.quiet, json = self.json,
+                                               settings = self.settings, record = self.record, replay = self.replay}
+  if not t then
+    self.trace_failed = errors.from(err)
+    io.stderr:write("luagent: ", self.trace_failed.message, ". The run goes on; it will end with exit status 1.\n")
+    return nil
+  end
+  self.trace = t
+  t:start(time or require("luagent.sys").time())
+  return t
+end
+
 -- The run's trace, subscribed first at its first event: it opens then and
--- writes every event after run_start. A trace that cannot be opened is
--- dropped with a warning (luagent.events): one broken view must not stop a run.
+-- writes every event after run_start.
 local function trace_subscriber(r)
   return function(ev)
-    if not r.trace then
-      local t, err = require("luagent.trace").open{run = r, t0 = r.t0, quiet = r.quiet, json = r.json,
-                                                   settings = r.settings, record = r.record, replay = r.replay}
-      if not t then error(err, 0) end
-      r.trace = t
-      t:start(ev.time)
-    end
-    r.trace:write(ev)
+    local t = r:_open_trace(ev.time)
+    if t then t:write(ev) end
   end
+end
+
+-- r:_write_failures([err]) -> err | nil   err, with the files of the run that
+-- could not be written (its trace, its recording) added: each was said on
+-- stderr when it failed; the run ends with status 1 naming them.
+function RecipeRun:_write_failures(err)
+  local found = {}
+  local trace = rawget(self, "trace")
+  if trace and trace.failure then found[#found + 1] = trace.failure end
+  if rawget(self, "trace_failed") then found[#found + 1] = self.trace_failed end
+  local transport = rawget(self, "transport") or (self == run._default() and require("luagent.model").transport)
+  local recorded = transport and self.record and require("luagent.model.recording").recorder_failure(transport)
+  if recorded then found[#found + 1] = recorded end
+  if #found == 0 then return err end
+  local messages = {}
+  for i, f in ipairs(found) do messages[i] = f.message end
+  if err then table.insert(found, 1, err) table.insert(messages, 1, err.message) end
+  return errors.new(found[1].kind, table.concat(messages, "; "), {errors = found})
 end
 
 -- With --record or --replay: the run's model transport records, or replays a
@@ -44,11 +73,12 @@ end
 -- itself, as it always was. Raises the recording's message.
 function RecipeRun:_use_recording(opts)
   local recording = require "luagent.model.recording"
+  local choice = {record = opts.record, replay = opts.replay, recipe = self.recipe}
   if self == run._default() then
     local model = require "luagent.model"
-    model.transport, model.replaying = recording.transport(opts, model.transport)
+    model.transport, model.replaying = recording.transport(choice, model.transport)
   else
-    self.transport, self.replaying = recording.transport(opts, self.transport)
+    self.transport, self.replaying = recording.transport(choice, self.transport)
   end
 end
 
@@ -135,6 +165,7 @@ function RecipeRun:dir(sub)
   if sub and sub ~= "" then dir = dir .. "/" .. sub end
   local ok, err = require("luagent.fs").mkdir(dir)
   if not ok then error(errors.wrap(err, "cannot create the run folder"), 2) end
+  self.made_dir = true
   return dir
 end
 
@@ -211,7 +242,9 @@ local function body(r, chunk, out, ...)
   local hook_err = r:_run_exit_hooks(status, err and err.message)
   if hook_err and status == "ok" then status, err = "failed", hook_err end
   r:_cache_summary()
-  if r.trace then r.trace:finish(status, err and err.message) end
+  r:_close_trace(status, err and err.message)
+  local write_err = r:_write_failures()
+  if write_err and status == "ok" then status, err = "failed", write_err end
   if out then out:close() end
   return {status = status, error = err, traceback = traceback, final = r.final, stats = r.stats, dir = r:_folder(),
           trace = r.trace and r.trace.path or nil}

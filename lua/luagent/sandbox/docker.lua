@@ -1,7 +1,7 @@
 -- luagent.sandbox.docker: the sandbox backend on the local Docker engine. It
 -- turns a session spec (built by luagent.sandbox) into a running session: a
--- workspace volume, a locked-down container, staging, restore, archives,
--- commands, removal.
+-- locked-down container whose PID 1 is the sandbox supervisor, a capped
+-- workspace volume, staging, restore, archives, commands, removal.
 --
 -- What a backend provides (a warm pool, several engines or Kubernetes would
 -- be one more module with these functions, and recipes would not change):
@@ -12,30 +12,33 @@
 --   session:exec(job) -> result | nil, err      job = {argv, env = {K = "v"}, cwd, stdin, timeout, max_output}
 --   session:python(code, {timeout, max_output}) -> result | nil, err
 --       in a persistent interpreter where there is one; one call at a time, in call order
+--   session:spawn(job) -> process | nil, err    job as exec's; the process outlives the call:
+--       process:read([seconds]) -> stdout, stderr | nil, err   what it printed since the last read
+--       process:wait([seconds]) -> result | false (seconds passed) | nil, err
+--       process:signal(signo), process:kill() -> true | nil, err
 --   session:put(entries) -> true | nil, err     tar entries (see luagent.tar), names relative to the workspace
 --   session:read_file(name, {max_bytes}) -> content | nil, err
 --   session:extract(name, host_dir, {max_bytes, max_entries}) -> report | nil, err
 --   session:snapshot(host_tar) -> bytes | nil, err
 --   session:remove() -> true | nil, err         idempotent; a failed removal is tried again
--- result = {stdout, stderr, exit_code, timed_out, oom_killed, truncated, duration, stdout_bytes,
---           stderr_bytes, restarted}, plus persistent and state_lost for python calls.
--- Every error is a luagent.errors value.
+-- result = {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated, duration,
+--           stdout_bytes, stderr_bytes, restarted}, plus persistent and state_lost for python calls.
+-- Every error is a luagent.errors value; when the supervisor or the container
+-- dies under a call, the call returns kind "sandbox_restarted" after the
+-- session came back (luagent.sandbox.recovery).
 --
--- Commands run through an executor; this session picks one and owns what an
--- overrunning command and an OOM kill mean. An executor provides:
---   executor.start(session) -> ex | nil, err    ready to run commands
---   ex.persistent                               python state survives between calls
---   ex:alive() -> boolean                       false: the session starts a new one
---   ex:start(job) -> true | nil, err            job = an exec job above, or {python = code, max_output}
---   ex:wait(job, seconds) -> true (ended) | false (time passed) | nil, err (the executor is gone)
---   ex:kill(job) -> boolean                     kill the job's whole process tree
---   ex:abandon(job)                             stop reading it (the container is restarted next)
---   ex:result(job) -> raw | nil, err            {stdout, stderr, exit_code, truncated, stdout_bytes,
---                                                 stderr_bytes, oom (when counted inside), state_lost}
+-- Commands run through an executor, the one thing that runs processes in a
+-- session (luagent.sandbox.supervisor). An executor provides:
+--   executor.start(session) -> ex | nil, err     ready to run commands
+--   ex:alive() -> true | false, why              false: the session restarts it
+--   ex:send(op, job) -> true | nil, err          op "run" | "spawn" | "python" | "pack"; sets job.id
+--   ex:wait(job, seconds [, on_output]) -> true (ended) | false (time passed, or output came) | nil, err
+--   ex:take(job) -> stdout, stderr               output since the last take
+--   ex:kill(job), ex:signal(job, signo) -> true | nil, err
+--   ex:result(job) -> raw                        {stdout, stderr, exit_code, timed_out, oom_killed,
+--                                                 killed, truncated, stdout_bytes, stderr_bytes,
+--                                                 state_lost, report | saved | sink_error}
 --   ex:close()
--- luagent.sandbox.runner (a runner inside the container, one fork per
--- command) is used where it can start; luagent.sandbox.docker_exec (one
--- Docker exec per command) otherwise.
 local engine = require "luagent.engine"
 local engine_io = require "luagent.engine_io"
 local errors = require "luagent.errors"
@@ -44,14 +47,19 @@ local fs = require "luagent.fs"
 local tar = require "luagent.tar"
 local loop = require "luagent.loop"
 local image = require "luagent.image"
-local runner = require "luagent.sandbox.runner"
-local docker_exec = require "luagent.sandbox.docker_exec"
+local supervisor = require "luagent.sandbox.supervisor"
+local recovery = require "luagent.sandbox.recovery"
+local packing = require "luagent.sandbox.packing"
+local process = require "luagent.sandbox.process"
 
 local docker = {}
 
--- How long a command killed for overrunning may take to end before the
--- container is restarted instead.
-local KILL_GRACE = 5
+-- The supervisor enforces a command's timeout itself; the host waits this
+-- much longer (its kill takes up to 5 s) before it takes the supervisor for
+-- stuck.
+local BACKSTOP = 15
+-- Extraction and snapshots: the most a pack may run.
+local PACK_TIMEOUT = 3600
 
 local Session = {}
 Session.__index = Session
@@ -105,33 +113,44 @@ end
 
 -- ---- creating ----
 
+-- The workspace: a tmpfs volume of spec size (the kernel caps it: a writer
+-- gets ENOSPC), or a disk volume without a cap when size is false. Both are
+-- made by the engine with the container, labelled like it.
+local function workspace_mount(spec, volume)
+  local ws = spec.mounts.workspace
+  local options = {Labels = spec.labels}
+  if ws.size then
+    options.DriverConfig = {Name = "local", Options = {type = "tmpfs", device = "tmpfs",
+      o = ("size=%d,uid=%d,gid=%d,mode=0755,nosuid,nodev"):format(ws.size, spec.uid, spec.gid)}}
+  end
+  return {Type = "volume", Source = volume, Target = ws.target, VolumeOptions = options}
+end
+
+-- The container: the supervisor is PID 1 as uid 0 with only the four
+-- capabilities it needs (sandbox/supervisor/DESIGN.md), from its volume
+-- mounted read-only; commands run under it as spec.uid:gid with none. No
+-- network, caps on memory (files in RAM included: see luagent.sandbox), CPU
+-- and pids, a read-only root.
 local function container_body(spec, volume)
   local limits, mounts = spec.limits, spec.mounts
   local host_config = {
     Memory = limits.memory, MemorySwap = limits.memory,
     NanoCpus = math.floor(limits.cpus * 1e9), PidsLimit = limits.pids,
     NetworkMode = spec.network and "bridge" or "none",
-    CapDrop = {"ALL"}, CapAdd = spec.cap_add,
+    CapDrop = {"ALL"}, CapAdd = {"SETUID", "SETGID", "KILL", "SETPCAP"},
     SecurityOpt = {"no-new-privileges:true"},
     ReadonlyRootfs = not spec.writable_root,
     Tmpfs = {[mounts.tmp.target] = ("rw,noexec,nosuid,nodev,size=%d"):format(mounts.tmp.size)},
-    Init = true,
-    Mounts = {{Type = "volume", Source = volume, Target = mounts.workspace.target}},
+    Init = false,
+    Mounts = {workspace_mount(spec, volume),
+              {Type = "volume", Source = supervisor.volume(), Target = supervisor.HOME, ReadOnly = true,
+               VolumeOptions = {NoCopy = true}}},
   }
   return {
-    Image = spec.image, Cmd = spec.command or {"sleep", "infinity"}, User = spec.user, WorkingDir = spec.workdir,
-    Env = json.array(spec.env), Labels = spec.labels, Tty = false, OpenStdin = false,
+    Image = spec.image, Entrypoint = {supervisor.PATH, "init"}, Cmd = json.array({}), User = "0:0",
+    WorkingDir = spec.workdir, Env = json.array(spec.env), Labels = spec.labels, Tty = false, OpenStdin = false,
     NetworkDisabled = not spec.network, HostConfig = host_config,
   }
-end
-
-local function volume_body(spec, volume)
-  local body = {Name = volume, Labels = spec.labels}
-  local size = spec.mounts.workspace.size
-  if size then
-    body.DriverOpts = {type = "tmpfs", device = "tmpfs", o = ("size=%d,uid=%d,gid=%d"):format(size, spec.uid, spec.gid)}
-  end
-  return body
 end
 
 local function image_missing(err, name)
@@ -144,8 +163,14 @@ local function image_missing(err, name)
 end
 
 function docker.create(client, spec)
+  if not client.endpoint.unix_socket then
+    return errors.fail("config", ("sandbox sessions need a Docker engine on a unix socket, and %s is not one: "
+      .. "luagent speaks to the sandbox supervisor over a hijacked attach, which it opens on unix sockets only; "
+      .. "point DOCKER_HOST at a local socket (e.g. forward the remote one with ssh -L)")
+      :format(client.endpoint.description))
+  end
   local volume = docker.volume_name(spec.id)
-  local created, err = call(client, "POST", "/volumes/create", volume_body(spec, volume))
+  local created, err = supervisor.ensure(client, spec.image, spec.labels)
   if created then
     created, err = call(client, "POST", "/containers/create", container_body(spec, volume),
       {query = {name = "luagent-" .. spec.id}})
@@ -157,56 +182,32 @@ function docker.create(client, spec)
   return setmetatable({
     id = spec.id, client = client, container = created.Id, volume = volume, spec = spec,
     workspace = spec.mounts.workspace.target, uid = spec.uid, gid = spec.gid,
-    use_runner = spec.runner and client.endpoint.unix_socket ~= nil,
-    oom_seen = 0, python_lost = false, removed = false, closing = false,
+    python_lost = false, removed = false, closing = false, restarts = 0,
   }, Session)
-end
-
-function Session:start()
-  local ok, err = call(self.client, "POST", "/containers/" .. self.container .. "/start")
-  if ok and #self.spec.staged > 0 then ok, err = self:put(self.spec.staged) end
-  if ok and self.spec.restore then ok, err = self:_restore(self.spec.restore) end
-  if not ok then return nil, err end
-  return true
 end
 
 -- ---- archives ----
 
-function Session:_archive_options(name, extra)
-  local path = name == "" and self.workspace or self.workspace .. "/" .. name
+function Session:_archive_options(path, extra)
   return self.client:options("/containers/" .. self.container .. "/archive" .. engine.query_string({path = path}), extra)
 end
 
+function Session:_workspace_path(name)
+  return name == "" and self.workspace or self.workspace .. "/" .. name
+end
+
 function Session:put(entries)
-  local ok, err = engine_io.put_archive(self:_archive_options("",
+  local ok, err = engine_io.put_archive(self:_archive_options(self.workspace,
     {entries = entries, uid = self.uid, gid = self.gid, timeout = 3600}))
   if not ok then return nil, errors.wrap(err, "staging into the sandbox failed") end
   return true
 end
 
 function Session:read_file(name, opts)
-  local content, err = engine_io.read_file(self:_archive_options(name,
+  local content, err = engine_io.read_file(self:_archive_options(self:_workspace_path(name),
     {max_bytes = opts and opts.max_bytes or 64 * 1024 * 1024, timeout = 600}))
   if content == nil then return nil, errors.from(err) end
   return content
-end
-
--- Refuses, and reports, what could land outside host_dir, and what is over
--- the limits (a sandbox can make a terabyte sparse file for free).
-function Session:extract(name, host_dir, opts)
-  local strip = name == "" and "workspace" or name:match("([^/]+)$")
-  local report, err = engine_io.get_archive(self:_archive_options(name,
-    {dest = host_dir, strip = strip, timeout = 3600, max_bytes = opts.max_bytes or self.spec.max_extract,
-     max_entries = opts.max_entries or self.spec.max_extract_entries}))
-  if not report then return nil, errors.from(err) end
-  return report
-end
-
-function Session:snapshot(host_tar)
-  local bytes, err = engine_io.save_archive(self:_archive_options("",
-    {path = host_tar, timeout = 3600, max_bytes = self.spec.max_extract}))
-  if not bytes then return nil, errors.from(err) end
-  return bytes
 end
 
 -- A snapshot is extracted safely on the host first (refusing what could
@@ -233,114 +234,121 @@ function Session:_restore(host_tar)
   return true
 end
 
--- ---- commands ----
-
--- Restarts the container: kills every process in it (the runner and its
--- interpreter too); the workspace volume stays.
-function Session:restart()
-  local ok, err = call(self.client, "POST", "/containers/" .. self.container .. "/restart", nil, {query = {t = 0}})
-  self.python_lost = true
-  if ok then self.oom_seen = self:_oom_count() or 0 end
+-- What sandbox.open puts into the workspace: the manifest, then a snapshot.
+function Session:_stage()
+  local ok, err = true, nil
+  if #self.spec.staged > 0 then ok, err = self:put(self.spec.staged) end
+  if ok and self.spec.restore then ok, err = self:_restore(self.spec.restore) end
   return ok, err
 end
 
--- The kernel's count of OOM kills in the session's memory cgroup.
-function Session:_oom_count()
-  local code, out = docker_exec.internal(self, {"/bin/sh", "-c",
-    "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events"})
-  if code ~= 0 or not out then return nil end
-  return tonumber(out:match("oom_kill (%d+)"))
-end
+-- ---- starting ----
 
--- Was this command killed by the kernel's OOM killer? An executor that
--- counts inside the session says so (counted); otherwise the cgroup's count
--- is read and compared with the last one seen.
-function Session:_oom_killed(exit_code, timed_out, counted)
-  if timed_out or exit_code ~= 137 then return false end
-  if counted ~= nil then return counted end
-  local count = self:_oom_count()
-  if not count then return false end
-  local new = count > self.oom_seen
-  self.oom_seen = count
-  return new
-end
-
--- A command ran past its timeout: its executor kills its process tree; if
--- that cannot be done (the pids cap is exhausted, the executor is stuck) or
--- the command does not end soon after, the container is restarted. Returns
--- true when it restarted.
-function Session:_stop_overrun(ex, job)
-  if ex:kill(job) and ex:wait(job, KILL_GRACE) then return false end
-  ex:abandon(job)
-  self:restart()
-  return true
-end
-
-function Session:_start_executor()
-  local ex, err
-  if self.use_runner then
-    ex, err = runner.start(self)
-    -- e.g. no python3 in the image: one Docker exec per command from now on
-    if not ex then self.use_runner, self.runner_error = false, err end
-  end
-  -- a new executor after one died has a fresh interpreter
-  if self.executor then self.python_lost = true end
-  self.executor = ex or docker_exec.start(self)
-end
-
--- The session's executor, started on first use and again after it died
--- (once, even when several tasks ask at the same time).
-function Session:_executor()
-  if self.executor and self.executor:alive() then return self.executor end
-  if not self.starting then
-    self.starting = loop.spawn(function() self:_start_executor() end)
-  end
-  local starting = self.starting
-  starting:wait()
-  if self.starting == starting then self.starting = nil end
-  return self.executor
-end
-
--- Runs one job to its end: result, nil, the executor and its own view of
--- the result | nil, err.
-function Session:_run(job)
-  if self.closing then return errors.fail("closed", ("the sandbox session %s is closed"):format(self.id)) end
-  local started = loop.now()
-  local ex = self:_executor()
-  local ok, err = ex:start(job)
+-- The container runs (its PID 1 the supervisor); `fresh` when it was
+-- started now (a tmpfs workspace is then empty).
+function Session:_run_container()
+  local info, err = call(self.client, "GET", "/containers/" .. self.container .. "/json")
+  if not info then return nil, err end
+  if info.State and info.State.Running then return true, false end
+  local ok
+  ok, err = self:_start_container()
   if not ok then return nil, err end
-  local ended
-  ended, err = ex:wait(job, job.timeout)
-  if ended == nil then return nil, err end
-  local timed_out, restarted = not ended, false
-  if timed_out then restarted = self:_stop_overrun(ex, job) end
-  local raw
-  raw, err = ex:result(job)
-  if not raw then return nil, err end
-  local exit_code = raw.exit_code or (timed_out and 137 or -1)
-  return {
-    stdout = raw.stdout, stderr = raw.stderr, exit_code = exit_code, timed_out = timed_out,
-    oom_killed = self:_oom_killed(exit_code, timed_out, raw.oom), truncated = raw.truncated,
-    duration = loop.now() - started, stdout_bytes = raw.stdout_bytes, stderr_bytes = raw.stderr_bytes,
-    restarted = restarted,
-  }, nil, ex, raw
+  return true, true
+end
+
+-- Starts the container; when its supervisor volume lacks the binary (it
+-- was pruned, or another process is filling it), fills it and tries again.
+function Session:_start_container()
+  local path = "/containers/" .. self.container .. "/start"
+  local ok, err = call(self.client, "POST", path)
+  if not ok and supervisor.missing(err) then
+    ok, err = supervisor.ensure(self.client, self.spec.image, self.spec.labels, true)
+    if ok then ok, err = call(self.client, "POST", path) end
+  end
+  return ok, err
+end
+
+-- Starts serve in the background: the first command waits for it (an exec
+-- attach costs a round trip, which staging or the recipe's own work hides).
+function Session:_serve()
+  self.serving = loop.spawn(function()
+    local ex, err = supervisor.start(self)
+    if ex and self.closing then ex:close() end
+    return ex, err
+  end)
+end
+
+function Session:start()
+  local ok, err = self:_start_container()
+  if not ok then return nil, err end
+  self:_serve()
+  return self:_stage()
+end
+
+-- ---- commands ----
+
+local function closed_error(self)
+  return errors.new("closed", ("the sandbox session %s is closed"):format(self.id))
+end
+
+-- The live executor, or nil, err: the session is closed, serve could not
+-- start (the error; the next call tries again), or the executor died since
+-- the last call (the session comes back, and this call, which did not run,
+-- says so).
+function Session:_ready()
+  local serving = self.serving
+  if serving then
+    local ex, err = serving:wait()
+    if self.serving == serving then
+      self.serving, self.executor = nil, ex
+      if not ex and not self.closing then
+        self:_serve()
+        return nil, errors.wrap(err, "the sandbox supervisor could not start")
+      end
+    end
+  end
+  if self.closing then return nil, closed_error(self) end
+  local ex = self.executor
+  if ex and ex:alive() then return ex end
+  return nil, recovery.recover(self, ex, ex and select(2, ex:alive()) or "it was not running")
+end
+
+-- Sends job and waits for its end: the executor's raw result and the
+-- seconds it took | nil, err. A fault (the executor died or stopped
+-- answering) becomes a sandbox_restarted error once the session is back.
+function Session:_run(op, job)
+  local ex, err = self:_ready()
+  if not ex then return nil, err end
+  local started = loop.now()
+  local ok
+  ok, err = ex:send(op, job)
+  if ok then
+    ok, err = ex:wait(job, (job.timeout or 0) > 0 and job.timeout + BACKSTOP or nil) -- 0: no timeout
+    if not ok then ex:result(job) end -- forgotten
+  end
+  if ok == false then
+    err = ("it did not end the command within %d s of its timeout"):format(BACKSTOP)
+  end
+  if not ok then
+    if self.closing then return nil, closed_error(self) end
+    return nil, recovery.recover(self, ex, type(err) == "table" and err.message or err)
+  end
+  return ex:result(job), loop.now() - started
 end
 
 function Session:exec(job)
-  local result, err = self:_run(job)
-  if not result then return nil, err end
-  return result
+  local raw, duration = self:_run("run", job)
+  if not raw then return nil, duration end
+  return process.result(raw, duration)
 end
 
 function Session:_python(code, opts)
-  local result, err, ex, raw = self:_run({python = code, timeout = opts.timeout, max_output = opts.max_output})
-  if not result then return nil, err end
-  result.persistent = ex.persistent
-  if ex.persistent then
-    result.state_lost = raw.state_lost or self.python_lost
-    -- a restart took the interpreter with it: the next call starts afresh
-    self.python_lost = result.restarted
-  end
+  local raw, duration = self:_run("python", {code = code, timeout = opts.timeout, max_output = opts.max_output})
+  if not raw then return nil, duration end
+  local result = process.result(raw, duration)
+  result.persistent = not (raw.exit_code == 127 and (raw.failure or ""):find("python3", 1, true))
+  result.state_lost = raw.state_lost or self.python_lost
+  self.python_lost = false
   return result
 end
 
@@ -356,12 +364,43 @@ function Session:python(code, opts)
   return this:wait()
 end
 
+function Session:spawn(job, command)
+  local ex, err = self:_ready()
+  if not ex then return nil, err end
+  local ok
+  ok, err = ex:send("spawn", job)
+  if not ok then return nil, recovery.recover(self, ex, err.message) end
+  return process.new(self, ex, job, command)
+end
+
+-- ---- extraction: a tar streamed by the supervisor's pack ----
+
+-- Refuses, and reports, what could land outside host_dir, and what is over
+-- the limits (a sandbox can make a terabyte sparse file for free): the
+-- supervisor refuses an entry over the limits without reading it, and the
+-- host extracts what comes by the rules of luagent.tar.
+function Session:extract(name, host_dir, opts)
+  local strip = name == "" and "workspace" or name:match("([^/]+)$")
+  local raw, err = self:_run("pack", {path = self:_workspace_path(name), dest = host_dir, strip = strip,
+    max_bytes = opts.max_bytes or self.spec.max_extract, max_entries = opts.max_entries or self.spec.max_extract_entries,
+    timeout = PACK_TIMEOUT})
+  if not raw then return nil, err end
+  return packing.extract_report(raw, self:_workspace_path(name))
+end
+
+function Session:snapshot(host_tar)
+  local raw, err = self:_run("pack", {path = self.workspace, save = host_tar, max_bytes = self.spec.max_extract,
+    max_entries = self.spec.max_extract_entries, timeout = PACK_TIMEOUT})
+  if not raw then return nil, err end
+  return packing.snapshot_bytes(raw, self.spec.max_extract)
+end
+
 -- ---- removal ----
 
 function Session:remove()
   if self.removed then return true end
   if not self.closing then
-    self.closing = true
+    self.closing = true -- a serve still starting closes itself
     if self.executor then self.executor:close() end
   end
   local ok, err = docker.remove(self.client, self.container, self.id)

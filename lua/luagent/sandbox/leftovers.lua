@@ -4,13 +4,17 @@
 --   leftovers.owner_labels()          -> the labels every session of this process carries
 --   leftovers.owner_alive(labels)     -> is the luagent process that made them still running?
 --   leftovers.list(client)            -> {{id, name, session, state, status, image, created, owner_pid, alive}} | nil, err
---   leftovers.prune(client [, {all}]) -> the removed ones | nil, err   (all = true: every luagent sandbox)
+--   leftovers.prune(client [, {all}]) -> the removed ones | nil, err   (all = true: every luagent sandbox,
+--                                       and the supervisor volumes no session uses)
 --   leftovers.sweep(client)           -> once per process, before its first session: prune
 --
 -- A session is a container and its workspace volume on the local engine
 -- (luagent.sandbox.docker), both labelled luagent=1 with the owner's pid,
 -- process start time and host name. A crashed run leaves them behind; the
--- next run's sweep, or `luagent sandbox prune`, removes them.
+-- next run's sweep, or `luagent sandbox prune`, removes them. The volume
+-- holding the supervisor binary (one per build, luagent-supervisor-<sha>) is
+-- shared by sessions and kept; prune --all removes those not in use (a
+-- session that finds its own gone fills it again).
 local sys = require "luagent.sys"
 local errors = require "luagent.errors"
 local docker = require "luagent.sandbox.docker"
@@ -65,6 +69,12 @@ function leftovers.prune(client, opts)
   local vols = client:call("GET", "/volumes", nil, {query = LUAGENT_ONLY})
   for _, v in ipairs(vols and vols.Volumes or {}) do
     if all or not leftovers.owner_alive(v.Labels or {}) then docker.remove_volume(client, v.Name) end
+  end
+  if all then -- shared: a volume some session mounts is refused by the engine, and kept
+    local shared = client:call("GET", "/volumes", nil, {query = {filters = {name = {"luagent-supervisor-"}}}})
+    for _, v in ipairs(shared and shared.Volumes or {}) do
+      if v.Name:match("^luagent%-supervisor%-%x+$") then client:call("DELETE", "/volumes/" .. v.Name) end
+    end
   end
   return removed
 end

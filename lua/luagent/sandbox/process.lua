@@ -1,0 +1,132 @@
+-- luagent.sandbox.process: a process started by box:spawn, which outlives
+-- the call (a server the agent starts). The supervisor keeps its whole tree
+-- under one subreaper: nothing it starts escapes, and everything is killed
+-- by kill(), by close(), or when the box closes.
+--
+--   process.result(raw, duration) -> result   a command's result (exec, python, spawn)
+--   process.new(session, executor, job) -> proc
+--   proc:read([seconds]) -> stdout, stderr | nil, err   printed since the last read;
+--       with seconds, waits that long at most for something to read
+--   proc:wait([seconds]) -> result | nil, err   its end (kind "timeout": still running)
+--   proc:signal(sig) -> true | nil, err   to its process group ("TERM", "INT", 15, ...)
+--   proc:kill() -> true | nil, err        its whole tree
+--   proc:running() -> boolean
+--   proc:close()                           kills it if it runs; idempotent, also <close>
+--   proc.id, proc.command, tostring(proc)
+-- The handle follows the handle rule: after close (or the box's close) its
+-- methods return nil, err of kind "closed"; no I/O happens in a finalizer.
+local errors = require "luagent.errors"
+local loop = require "luagent.loop"
+
+local process = {}
+
+local SIGNALS = {HUP = 1, INT = 2, QUIT = 3, KILL = 9, USR1 = 10, USR2 = 12, ALRM = 14, TERM = 15, CONT = 18,
+                 STOP = 19}
+
+function process.result(raw, duration)
+  return {
+    stdout = raw.stdout, stderr = raw.stderr, exit_code = raw.exit_code, timed_out = raw.timed_out,
+    oom_killed = raw.oom_killed, killed = raw.killed, truncated = raw.truncated, duration = duration,
+    stdout_bytes = raw.stdout_bytes, stderr_bytes = raw.stderr_bytes, restarted = false,
+  }
+end
+
+local Process = {}
+Process.__index = Process
+
+function process.new(session, ex, job, command)
+  return setmetatable({session = session, ex = ex, job = job, id = job.id, command = command, closed = false,
+                       started = loop.now()}, Process)
+end
+
+function Process:__tostring()
+  local state = self.closed and "closed" or self.ended and "ended" or "running"
+  return ("sandbox process %d of %s (%s)"):format(self.id, self.session.id, state)
+end
+
+-- nil, or the error every method returns now.
+function Process:_unusable()
+  if self.closed or self.session.closing then
+    return errors.new("closed", ("%s: the process handle or its sandbox is closed"):format(tostring(self)))
+  end
+end
+
+-- The executor died under it: the session comes back without it.
+function Process:_lost(why)
+  self.ended = true
+  self.lost = true
+  pcall(self.ex.result, self.ex, self.job)
+  return nil, require("luagent.sandbox.recovery").recover(self.session, self.ex, why)
+end
+
+function Process:_gone()
+  return errors.new("sandbox_restarted", ("%s: the sandbox restarted, and the process is gone"):format(tostring(self)))
+end
+
+function Process:read(seconds)
+  local err = self:_unusable()
+  if err then return nil, err end
+  if self.lost then return nil, self:_gone() end
+  if self.ended then return "", "" end
+  if seconds and seconds > 0 then
+    local ok
+    ok, err = self.ex:wait(self.job, seconds, true)
+    if ok == nil then return self:_lost(err.message) end
+  end
+  return self.ex:take(self.job)
+end
+
+function Process:wait(seconds)
+  local err = self:_unusable()
+  if err then return nil, err end
+  if self.result then return self.result end
+  if self.lost then return nil, self:_gone() end
+  local ended
+  ended, err = self.ex:wait(self.job, seconds)
+  if ended == nil then return self:_lost(err.message) end
+  if not ended then
+    return errors.fail("timeout", ("%s still runs after %s s"):format(tostring(self), tostring(seconds)))
+  end
+  self.ended = true
+  self.result = process.result(self.ex:result(self.job), loop.now() - self.started)
+  return self.result
+end
+
+function Process:running()
+  return not (self.closed or self.ended or self.session.closing)
+end
+
+function Process:signal(sig)
+  local signo = math.type(sig) == "integer" and sig or SIGNALS[tostring(sig):upper():gsub("^SIG", "")]
+  if not signo or signo < 1 or signo > 64 then
+    error(("proc:signal(sig): %s is not a signal (a number, or a name like 'TERM')"):format(tostring(sig)), 2)
+  end
+  local err = self:_unusable()
+  if err then return nil, err end
+  if self.ended then return true end
+  return self.ex:signal(self.job, signo)
+end
+
+function Process:kill()
+  local err = self:_unusable()
+  if err then return nil, err end
+  if self.ended then return true end
+  return self.ex:kill(self.job)
+end
+
+function Process:close()
+  if self.closed then return true end
+  self.closed = true
+  if not self.ended and not self.session.closing and self.ex:alive() then
+    local ex, job = self.ex, self.job
+    ex:kill(job)
+    loop.spawn(function() -- its end is read, so the channel forgets it
+      if pcall(ex.wait, ex, job, 10) then pcall(ex.result, ex, job) end
+    end)
+  end
+  return true
+end
+
+Process.__close = Process.close
+
+return process

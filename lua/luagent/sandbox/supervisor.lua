@@ -1,0 +1,200 @@
+-- luagent.sandbox.supervisor: the executor of a session — the only thing that
+-- runs commands in it. The static C supervisor (sandbox/supervisor/, embedded
+-- in luagent as the asset build/luagent-supervisor) is PID 1 of the session's
+-- container; this module stages it and speaks to `luagent-supervisor serve`,
+-- started once per session by a Docker exec, over one hijacked attach
+-- (luagent.engine_io.supervisor). A command costs a fork there, not a Docker
+-- exec. The executor interface is written at the top of luagent.sandbox.docker.
+--
+--   supervisor.HOME, supervisor.PATH        where the binary lives in a session
+--   supervisor.entry() -> tar entry          the binary, as a tar entry
+--   supervisor.volume() -> name              the volume holding this binary
+--   supervisor.ensure(client, image, labels [, refill]) -> true | nil, err
+--       that volume exists and holds the binary (filled once per engine)
+--   supervisor.missing(err) -> boolean       a container start failed for want of it
+--   supervisor.start(session) -> ex | nil, err   serve started and ready
+--
+-- The binary reaches a session without a copy per session: one volume per
+-- engine and build, named after the binary's sha256, holds it, and every
+-- session mounts it read-only at supervisor.HOME (root-owned: nothing a
+-- command can write is ever run as root). It is filled once, through a
+-- container that never starts, with an archive PUT: the binary under a
+-- temporary name, then the link its name is, so a session never sees half
+-- of it; a start that finds it missing (the volume was pruned, another
+-- process is filling it) fills it and starts again.
+--
+-- The supervisor owns process trees (a subreaper per command: a command's
+-- leftovers are killed when it ends, and counted), timeouts (it kills the
+-- tree itself), OOM attribution and python's persistent interpreter. Its
+-- result flags: k killed on request, t timed out, o OOM-killed, r the python
+-- interpreter was restarted before this call.
+local engine = require "luagent.engine"
+local engine_io = require "luagent.engine_io"
+local errors = require "luagent.errors"
+local sys = require "luagent.sys"
+
+local supervisor = {}
+
+supervisor.HOME = "/run/luagent"
+supervisor.PATH = supervisor.HOME .. "/luagent-supervisor"
+supervisor.ASSET = "build/luagent-supervisor"
+local START_BODY = '{"Detach":false,"Tty":false}'
+
+-- A pack's tar stream is capped on the host too (it comes from inside the
+-- sandbox): the file bytes allowed, plus headers and long names per entry.
+local function stream_limit(max_bytes, max_entries)
+  if max_bytes == 0 or max_entries == 0 then return 0 end
+  return max_bytes + max_entries * 12288 + 1024 * 1024
+end
+
+local function binary()
+  local data = sys.asset(supervisor.ASSET)
+  if not data then error("this luagent was built without " .. supervisor.ASSET .. " (make luagent builds it)", 3) end
+  return data
+end
+
+function supervisor.entry()
+  return {name = "luagent-supervisor", data = binary(), mode = 493}
+end
+
+local volume_name
+function supervisor.volume()
+  volume_name = volume_name or "luagent-supervisor-" .. sys.sha256(binary()):sub(1, 16)
+  return volume_name
+end
+
+-- Fills the volume through a container that never starts (it mounts the
+-- volume, creating it when missing).
+local function fill(client, image, labels)
+  local name = supervisor.volume()
+  local created, err = client:call("POST", "/containers/create", {
+    Image = image, Entrypoint = {"/nothing"}, Labels = labels, NetworkDisabled = true,
+    HostConfig = {NetworkMode = "none", Mounts = {{Type = "volume", Source = name, Target = supervisor.HOME,
+      VolumeOptions = {NoCopy = true, Labels = {["luagent.supervisor"] = name}}}}},
+  })
+  if not created then return nil, errors.from(err) end
+  local staged = "luagent-supervisor." .. sys.random_hex(6)
+  local ok
+  ok, err = engine_io.put_archive(client:options("/containers/" .. created.Id .. "/archive"
+    .. engine.query_string({path = supervisor.HOME}), {uid = 0, gid = 0, timeout = 600, entries = {
+      {name = staged, data = binary(), mode = 493}, {name = "luagent-supervisor", symlink = staged}}}))
+  client:call("DELETE", "/containers/" .. created.Id, nil, {query = {force = 1}})
+  if not ok then return nil, errors.wrap(err, "staging the sandbox supervisor into " .. name .. " failed") end
+  return true
+end
+
+local ready = setmetatable({}, {__mode = "k"}) -- client -> true once its engine has the volume
+
+function supervisor.ensure(client, image, labels, refill)
+  if ready[client] and not refill then return true end
+  if not refill then
+    local found, err = client:call("GET", "/volumes/" .. supervisor.volume())
+    if not found and err.kind ~= "not_found" then return nil, errors.from(err) end
+    refill = not found
+  end
+  if refill then
+    local ok, err = fill(client, image, labels)
+    if not ok then return nil, err end
+  end
+  ready[client] = true
+  return true
+end
+
+function supervisor.missing(err)
+  local said = err and err.engine_message or ""
+  return said:find(supervisor.PATH, 1, true) ~= nil and said:lower():find("no such file", 1, true) ~= nil
+end
+
+local Executor = {}
+Executor.__index = Executor
+
+function supervisor.start(session)
+  local client = session.client
+  local created, err = client:call("POST", "/containers/" .. session.container .. "/exec", {
+    AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false, User = "0",
+    Cmd = {supervisor.PATH, "serve", ("%d:%d"):format(session.uid, session.gid)},
+  })
+  if not created then return nil, errors.from(err) end
+  local channel
+  channel, err = engine_io.supervisor{unix_socket = client.endpoint.unix_socket,
+    path = "/v" .. client.version .. "/exec/" .. created.Id .. "/start", body = START_BODY}
+  if not channel then return nil, errors.from(err) end
+  return setmetatable({channel = channel, next_id = 0, exec_id = created.Id}, Executor)
+end
+
+function Executor:alive()
+  return self.channel:alive()
+end
+
+local function sorted_env(env)
+  local keys, list = {}, {}
+  for k in pairs(env or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do list[#list + 1] = k .. "=" .. env[k] end
+  return list
+end
+
+-- The request fields and channel options of a job:
+--   {argv, env = {K = "v"}, cwd, stdin, timeout, max_output} (run, spawn)
+--   {code, timeout, max_output} (python)
+--   {path, max_bytes, max_entries, dest, strip | save} (pack)
+local function request(op, job)
+  if op == "python" then return {code = job.code, timeout = job.timeout}, {max_output = job.max_output} end
+  if op == "pack" then
+    local limit = stream_limit(job.max_bytes, job.max_entries)
+    local sink = job.save and {save = {path = job.save, limit = limit}}
+      or {extract = {dest = job.dest, strip = job.strip, max_bytes = job.max_bytes,
+                     max_entries = job.max_entries, limit = limit}}
+    return {path = job.path, max_bytes = job.max_bytes, max_entries = job.max_entries}, sink
+  end
+  return {argv = job.argv, env = sorted_env(job.env), cwd = job.cwd, stdin = job.stdin, timeout = job.timeout},
+         {max_output = job.max_output}
+end
+
+-- Sends job as op ("run", "spawn", "python" or "pack"); sets job.id.
+function Executor:send(op, job)
+  self.next_id = self.next_id + 1
+  job.id = self.next_id
+  local fields, opts = request(op, job)
+  local ok, err = self.channel:send(op, job.id, fields, opts)
+  if not ok then return nil, errors.from(err) end
+  return true
+end
+
+-- true (ended) | false (seconds passed; with on_output: or output came) | nil, err (gone)
+function Executor:wait(job, seconds, on_output)
+  local ended, err = self.channel:wait(job.id, seconds, on_output)
+  if ended == nil then return nil, errors.from(err) end
+  return ended
+end
+
+function Executor:take(job)
+  return self.channel:take(job.id)
+end
+
+function Executor:kill(job)
+  local ok, err = self.channel:send("kill", job.id)
+  if not ok then return nil, errors.from(err) end
+  return true
+end
+
+function Executor:signal(job, signo)
+  local ok, err = self.channel:send("signal", job.id, {signal = signo})
+  if not ok then return nil, errors.from(err) end
+  return true
+end
+
+-- {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated,
+--  stdout_bytes, stderr_bytes, state_lost, failure, report | saved | sink_error}
+function Executor:result(job)
+  local r = self.channel:result(job.id)
+  if r.failure then r.stderr = r.failure .. "\n" .. r.stderr end
+  r.state_lost = (r.flags or ""):find("r", 1, true) ~= nil
+  return r
+end
+
+function Executor:close()
+  self.channel:close()
+end
+
+return supervisor

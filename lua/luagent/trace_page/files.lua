@@ -1,0 +1,133 @@
+-- luagent.trace_page.files (internal): the run folder's files on the trace
+-- page: the outputs (manifest.json, else what is under output/), links to
+-- them from where the page is written, and PNG/JPEG images inline as
+-- data: URIs within a size budget (an image over it is named and linked,
+-- never silently left out).
+--
+--   files.new{dir = run folder, out = page path, max_image = bytes, max_images = bytes} -> state
+--   files.outputs(state) -> {{path, size, sha256, file (on disk or nil), href}}, from ("manifest.json" | "output/" | nil)
+--   files.image(state, path) -> html   <img> of a workspace or run-folder path (output/x.png), or a note why not
+--   files.href(state, rel) -> the href of a file in the run folder, from the page
+--   files.is_image(entry) -> whether an output (of files.outputs) is a PNG or JPEG, by its first bytes
+local json = require "luagent.json"
+local fs = require "luagent.fs"
+local sys = require "luagent.sys"
+local f = require "luagent.trace_page.format"
+
+local files = {}
+
+files.MAX_IMAGE = 2 * 1024 * 1024       -- bytes of one image shown inline
+files.MAX_IMAGES = 16 * 1024 * 1024     -- bytes of all images on one page
+
+local function encode_path(p)
+  return (p:gsub("[^%w%-%._~/]", function(c) return ("%%%02X"):format(c:byte()) end))
+end
+
+local function parent(path)
+  return path:match("^(.*)/[^/]*$") or "."
+end
+
+-- Where links to the run folder start, seen from the page: "" beside it, "sub/" above it, else file://.
+local function link_base(dir, out)
+  local real_dir = fs.realpath(dir)
+  local real_out = out and fs.realpath(parent(out))
+  if not real_dir then return encode_path(dir) .. "/" end
+  if real_out == real_dir then return "" end
+  if real_out and real_dir:sub(1, #real_out + 1) == real_out .. "/" then
+    return encode_path(real_dir:sub(#real_out + 2)) .. "/"
+  end
+  return "file://" .. encode_path(real_dir) .. "/"
+end
+
+function files.new(opts)
+  local dir = opts.dir or "."
+  return {dir = dir, base = link_base(dir, opts.out), max_image = opts.max_image or files.MAX_IMAGE,
+          max_images = opts.max_images or files.MAX_IMAGES, used = 0, encoded = {}}
+end
+
+function files.href(state, rel)
+  return f.escape(state.base .. encode_path(rel))
+end
+
+-- A path in the workspace or the run folder, as a file in the run folder (nil: none, or it leaves the folder).
+local function local_file(state, path)
+  if type(path) ~= "string" or path == "" then return nil end
+  local rel = path:gsub("^/workspace/", ""):gsub("^%./", "")
+  if rel:sub(1, 1) == "/" or ("/" .. rel .. "/"):find("/../", 1, true) then return nil end
+  for _, candidate in ipairs({rel, "output/" .. rel:gsub("^output/", "")}) do
+    local st = fs.stat(state.dir .. "/" .. candidate)
+    if st and st.type == "file" then return state.dir .. "/" .. candidate, candidate, st.size end
+  end
+  return nil
+end
+
+function files.image(state, path)
+  local file, rel, size = local_file(state, path)
+  if not file then
+    return ('<p class="note">%s is not in the run folder: the page cannot show it</p>'):format(f.escape(path or "?"))
+  end
+  local link = ('<a href="%s">%s</a>'):format(files.href(state, rel), f.escape(rel))
+  if size > state.max_image then
+    return ('<p class="note">%s: %s, more than the %s the page shows inline</p>'):format(link, f.bytes(size),
+      f.bytes(state.max_image))
+  end
+  local cached = state.encoded[file]
+  if not cached then
+    local data = fs.read(file) or ""
+    local kind = f.image_type(data)
+    if not kind then return ('<p class="note">%s is not a PNG or JPEG image</p>'):format(link) end
+    if state.used + #data > state.max_images then
+      return ('<p class="note">%s: not shown, the page already holds %s of images</p>'):format(link, f.bytes(state.used))
+    end
+    state.used = state.used + #data
+    cached = ("data:%s;base64,%s"):format(kind, sys.base64(data))
+    state.encoded[file] = cached
+  end
+  return ('<figure><img src="%s" alt="%s" loading="lazy"><figcaption>%s · %s</figcaption></figure>'):format(
+    cached, f.escape(rel), link, f.bytes(size))
+end
+
+local function read_json(path)
+  local text = fs.read(path)
+  local ok, value = pcall(json.decode, text or "")
+  return text and ok and value or nil
+end
+
+function files.outputs(state)
+  local list, from = {}, nil
+  local manifest = read_json(state.dir .. "/manifest.json")
+  if type(manifest) == "table" and type(manifest.files) == "table" then
+    from = "manifest.json"
+    for _, e in ipairs(manifest.files) do
+      if type(e) == "table" and type(e.path) == "string" then
+        local file, rel = local_file(state, e.path)
+        list[#list + 1] = {path = e.path, size = f.num(e.size), sha256 = f.str(e.sha256), file = file,
+                           href = rel and files.href(state, rel)}
+      end
+    end
+  else
+    local entries = fs.stat(state.dir .. "/output") and fs.walk(state.dir .. "/output") or {}
+    for _, e in ipairs(entries) do
+      if e.type == "file" then
+        local rel = "output/" .. e.path
+        local sha = sys.sha256_file(state.dir .. "/" .. rel)
+        list[#list + 1] = {path = rel, size = e.size, sha256 = sha, file = state.dir .. "/" .. rel,
+                           href = files.href(state, rel)}
+      end
+    end
+    if #list > 0 then from = "output/" end
+  end
+  table.sort(list, function(a, b) return a.path < b.path end)
+  return list, from
+end
+
+-- Is this output a PNG or JPEG (by its first bytes)?
+function files.is_image(entry)
+  local h = entry.file and io.open(entry.file, "rb")
+  if not h then return false end
+  local head = h:read(8) or ""
+  h:close()
+  return f.image_type(head) ~= nil
+end
+
+return files

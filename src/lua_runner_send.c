@@ -1,0 +1,262 @@
+/* lua_runner_send: requests to the sandbox supervisor from Lua tables, encoded
+ * by src/supervisor_proto.c, and the sinks a pack's tar stream goes into
+ * (part of the supervisor channel, see lua_runner_channel.c).
+ *
+ *   channel:send(op, id, fields [, opts]) -> true | nil, err
+ *     op "run" | "spawn": fields {argv = {...}, env = {"NAME=value", ...}, cwd,
+ *         stdin, timeout (seconds)}
+ *     op "python": {code, timeout}      op "kill": {}      op "signal": {signal}
+ *     op "pack": {path, max_bytes, max_entries} (0: no limit)
+ *     opts {max_output (bytes kept per stream, default 1 MiB),
+ *           extract = {dest, strip, max_bytes, max_entries, limit} | save = {path, limit}}
+ *         a pack's stdout goes into extract (safely, src/tar_extract.c) or
+ *         save (a temporary file renamed at the end) instead of stdout; limit
+ *         caps the tar bytes accepted (the stream comes from inside the
+ *         sandbox): past it, or when extraction fails, the pack is killed.
+ *   run, spawn, python and pack register command id (> 0) for wait/take/
+ *   result; kill and signal target an earlier id. Bad fields raise, naming
+ *   them. */
+#include <lauxlib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua_runner_channel.h"
+#include "supervisor_proto.h"
+
+#define PACK_STDERR_CAP (8u << 20) /* the left-out lines of a pack */
+
+/* ---- fields from Lua ---- */
+
+/* The list of strings at fields[name] as a NULL-terminated array (a
+ * userdata on the stack, so nothing leaks when a check raises); NULL when
+ * absent. The strings stay in the fields table. */
+static const char **string_list(lua_State *L, int fields, const char *name) {
+  int type = lua_getfield(L, fields, name);
+  if (type == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushnil(L); /* keeps the stack shape */
+    return NULL;
+  }
+  if (type != LUA_TTABLE) luaL_error(L, "send: field '%s' must be a list of strings", name);
+  size_t n = lua_rawlen(L, -1);
+  const char **list = lua_newuserdatauv(L, (n + 1) * sizeof *list, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, -2, (lua_Integer)i + 1);
+    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "send: %s[%d] must be a string", name, (int)i + 1);
+    list[i] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  list[n] = NULL;
+  lua_remove(L, -2);
+  return list;
+}
+
+static long long timeout_ms(lua_State *L, int fields) {
+  lua_Number seconds = opt_number(L, fields, "timeout", 0);
+  if (!(seconds >= 0) || seconds > 1e9) luaL_error(L, "send: field 'timeout' must be seconds >= 0");
+  return (long long)ceil(seconds * 1000);
+}
+
+static long long count_field(lua_State *L, int fields, const char *name) {
+  lua_Integer v = opt_integer(L, fields, name, 0);
+  if (v < 0) luaL_error(L, "send: field '%s' must be >= 0", name);
+  return (long long)v;
+}
+
+/* Encodes op into out; raises on bad fields; -1 when the encoder refuses. */
+static int encode(lua_State *L, buf *out, const char *op, long long id, int fields) {
+  if (strcmp(op, "run") == 0 || strcmp(op, "spawn") == 0) {
+    const char **argv = string_list(L, fields, "argv");
+    const char **env = string_list(L, fields, "env");
+    if (!argv || !argv[0]) luaL_error(L, "send: %s needs a non-empty 'argv'", op);
+    size_t stdin_len = 0;
+    const char *cwd = opt_string(L, fields, "cwd", NULL, NULL);
+    const char *input = opt_string(L, fields, "stdin", NULL, &stdin_len);
+    return sv_encode_run(out, id, op[0] == 's', argv, env, cwd, input, stdin_len, timeout_ms(L, fields));
+  }
+  if (strcmp(op, "python") == 0) {
+    size_t len = 0;
+    const char *code = opt_string(L, fields, "code", NULL, &len);
+    if (!code) luaL_error(L, "send: python needs 'code'");
+    return sv_encode_python(out, id, code, len, timeout_ms(L, fields));
+  }
+  if (strcmp(op, "kill") == 0) return sv_encode_kill(out, id);
+  if (strcmp(op, "signal") == 0) {
+    lua_Integer signo = opt_integer(L, fields, "signal", 0);
+    if (signo < 1 || signo > 64) luaL_error(L, "send: field 'signal' must be a signal number 1..64");
+    return sv_encode_signal(out, id, (int)signo);
+  }
+  if (strcmp(op, "pack") == 0) {
+    const char *path = opt_string(L, fields, "path", NULL, NULL);
+    if (!path || !*path) luaL_error(L, "send: pack needs 'path'");
+    return sv_encode_pack(out, id, path, count_field(L, fields, "max_bytes"), count_field(L, fields, "max_entries"));
+  }
+  return luaL_error(L, "send: unknown op '%s' (run, spawn, python, kill, signal, pack)", op);
+}
+
+/* ---- pack sinks ---- */
+
+static void sink_fail(runner_channel *ch, runner_result *r, const char *why) {
+  pack_sink *s = r->sink;
+  if (s->failed) return;
+  s->failed = 1;
+  snprintf(s->error, sizeof s->error, "%s", why);
+  buf kill = BUF_INIT;
+  if (sv_encode_kill(&kill, r->id) == 0) lrunner_write(ch, &kill); /* stop the stream at once */
+  buf_free(&kill);
+}
+
+void lrunner_sink_feed(runner_channel *ch, runner_result *r, const char *data, size_t n) {
+  pack_sink *s = r->sink;
+  if (s->failed) return;
+  s->streamed += (long long)n;
+  if (s->limit && s->streamed > s->limit) {
+    char why[120];
+    snprintf(why, sizeof why, "the archive from the sandbox is larger than its limits allow (%lld bytes)", s->limit);
+    sink_fail(ch, r, why);
+  } else if (s->extract) {
+    if (s->extract->handle.closed) sink_fail(ch, r, "the tar extractor was closed");
+    else if (tar_extract_feed(s->extract->x, data, n) != 0) sink_fail(ch, r, tar_extract_error(s->extract->x));
+  } else if (file_sink_write(&s->file, data, n) != 0) {
+    sink_fail(ch, r, s->file.error);
+  }
+}
+
+static void set_sink_error(lua_State *L, const char *why) {
+  lua_pushstring(L, why);
+  lua_setfield(L, -2, "sink_error");
+}
+
+void lrunner_sink_finish(lua_State *L, runner_channel *ch, runner_result *r) {
+  (void)ch;
+  pack_sink *s = r->sink;
+  if (!s) return;
+  if (s->failed) {
+    set_sink_error(L, s->error);
+  } else if (!r->done) {
+    set_sink_error(L, "the stream ended before the pack did");
+  } else if (s->extract && s->extract->handle.closed) { /* e.g. collected with the channel */
+    set_sink_error(L, "the tar extractor was closed");
+  } else if (s->extract) {
+    tar_extract *x = s->extract->x;
+    if (tar_extract_finish(x) != 0) {
+      set_sink_error(L, tar_extract_error(x));
+    } else {
+      ltar_push_report(L, x);
+      lua_setfield(L, -2, "report");
+    }
+  } else if (r->exit.code != 0 || r->out[DOCKER_STDERR].total > 0) {
+    set_sink_error(L, "the pack left entries out or failed");
+  } else if (file_sink_commit(&s->file) != 0) {
+    set_sink_error(L, s->file.error);
+  } else {
+    lua_pushinteger(L, (lua_Integer)s->file.written);
+    lua_setfield(L, -2, "saved");
+  }
+  s->failed = 1; /* finished: feed nothing more */
+}
+
+void lrunner_sink_free(lua_State *L, runner_channel *ch, runner_result *r) {
+  (void)ch;
+  pack_sink *s = r->sink;
+  if (!s) return;
+  if (s->extract) {
+    ltar_extract_close(s->extract);
+    lua_getiuservalue(L, 1, RUNNER_UV_SINKS);
+    lua_pushnil(L);
+    lua_rawseti(L, -2, (lua_Integer)r->id);
+    lua_pop(L, 1);
+  } else {
+    file_sink_discard(&s->file);
+  }
+  free(s);
+  r->sink = NULL;
+}
+
+/* The sink table opts asks for (extract or save), pushed, with its kind;
+ * nothing pushed and 0 without one. Raises when it lacks its dest/path. */
+static int sink_spec(lua_State *L, int opts) {
+  if (!opts) return 0;
+  static const char *const kinds[] = {"extract", "save"};
+  static const char *const needs[] = {"dest", "path"};
+  for (int k = 0; k < 2; k++) {
+    if (lua_getfield(L, opts, kinds[k]) == LUA_TTABLE) {
+      if (!opt_string(L, lua_gettop(L), needs[k], NULL, NULL))
+        luaL_error(L, "send: opts.%s needs '%s'", kinds[k], needs[k]);
+      return k + 1;
+    }
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* Makes the sink of kind (1 extract, 2 save) from the spec on top, for
+ * result r (the channel at index 1); pops the spec. 0, or pushes nil, err
+ * and returns 2. */
+static int make_sink(lua_State *L, runner_result *r, int kind) {
+  int spec = lua_gettop(L);
+  pack_sink *s = calloc(1, sizeof *s);
+  if (!s) return luaL_error(L, "out of memory");
+  s->file.fd = -1;
+  r->sink = s;
+  s->limit = (long long)opt_integer(L, spec, "limit", 0);
+  if (kind == 1) {
+    s->extract = ltar_extract_new(L, opt_string(L, spec, "dest", NULL, NULL), spec);
+    if (!s->extract) return 2;
+    lua_getiuservalue(L, 1, RUNNER_UV_SINKS);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, (lua_Integer)r->id);
+    lua_pop(L, 2);
+  } else if (file_sink_open(&s->file, opt_string(L, spec, "path", NULL, NULL), 0) != 0) {
+    return luagent_fail(L, "io", "%s", s->file.error);
+  }
+  lua_remove(L, spec);
+  return 0;
+}
+
+/* channel:send(op, id, fields [, opts]) -> true | nil, err */
+int lrunner_send(lua_State *L) {
+  runner_channel *ch = luagent_check_open(L, 1, &RUNNER_CHANNEL);
+  const char *op = luaL_checkstring(L, 2);
+  long long id = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, id > 0, 3, "ids are integers > 0");
+  lua_settop(L, 5);
+  if (lua_isnil(L, 4)) {
+    lua_newtable(L);
+    lua_replace(L, 4);
+  }
+  luaL_checktype(L, 4, LUA_TTABLE);
+  int opts = lua_istable(L, 5) ? 5 : 0;
+  size_t cap = (size_t)(opts ? opt_integer(L, opts, "max_output", 1 << 20) : 1 << 20);
+  if (ch->ended) return lrunner_failure(L, ch);
+  int pack = strcmp(op, "pack") == 0;
+  int registers = strcmp(op, "kill") != 0 && strcmp(op, "signal") != 0;
+  if (registers && lrunner_find(ch, id)) return luaL_argerror(L, 3, "a command with this id was already sent");
+  int sink = pack ? sink_spec(L, opts) : 0;
+  buf request = BUF_INIT;
+  int rc = encode(L, &request, op, id, 4); /* raises before anything is allocated */
+  if (rc != 0) {
+    buf_free(&request);
+    return luagent_fail(L, "config", "the %s request is over the supervisor's limits (fields of at most 64 MiB, "
+                        "130 MiB in all, 4096 fields)", op);
+  }
+  if (registers) {
+    runner_result *r = lrunner_add(ch, id, cap, pack ? PACK_STDERR_CAP : cap);
+    int n = !r ? -1 : sink ? make_sink(L, r, sink) : 0;
+    if (n != 0) {
+      buf_free(&request);
+      if (n < 0) return luaL_error(L, "out of memory");
+      lrunner_forget(L, ch, id);
+      return n;
+    }
+  }
+  rc = lrunner_write(ch, &request);
+  buf_free(&request);
+  if (rc != 0) {
+    if (registers) lrunner_forget(L, ch, id);
+    return lrunner_failure(L, ch);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
