@@ -13,7 +13,8 @@
 --
 -- opts: command = {argv} (a host process, stdio) | url = "http(s)://..."
 --       (Streamable HTTP) | command with sandbox = box (the process runs in
---       the sandbox); name (in messages and the trace; default from the
+--       the sandbox: luagent.mcp.sandbox, which needs box:spawn to stream
+--       stdin, and says so until it can); name (in messages and the trace; default from the
 --       command or the URL); env, cwd (stdio); headers (HTTP); timeout
 --       (seconds per request, default 120); start_timeout (for initialize,
 --       default 60: npx may download first); only, prefix.
@@ -67,6 +68,8 @@ local function settings(opts)
     check(type(opts.url) == "string" and opts.url:match("^https?://") ~= nil, "url must be an http:// or https:// URL")
     check(opts.sandbox == nil, "sandbox = box runs a command in the sandbox; a url server runs elsewhere")
   end
+  check(opts.sandbox == nil or (type(opts.sandbox) == "table" and type(opts.sandbox.spawn) == "function"),
+        "sandbox must be a box (sandbox.open)")
   for _, k in ipairs({"headers", "env"}) do
     check(opts[k] == nil or type(opts[k]) == "table", k .. " must be a table {NAME = value}")
   end

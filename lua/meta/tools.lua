@@ -89,8 +89,7 @@ function tools.format_exec(r, opts) end
 function tools.took(seconds) end
 
 ---The tools of an MCP (Model Context Protocol) server, as luagent tools:
----a stdio server (`command`, a host process; with `sandbox = box`, a process
----in the sandbox) or a Streamable HTTP one (`url`). Failures are nil, err
+---a stdio server (`command`, a host process) or a Streamable HTTP one (`url`). Failures are nil, err
 ---naming the server: not_found (no such program), protocol (it speaks no
 ---MCP), timeout, mcp (it exited or refused), and HTTP's kinds. Close the
 ---list (or `<close>`) to end the server; it ends with the run at the latest.
@@ -114,7 +113,7 @@ function tools.check(tool, where) end
 ---@class luagent.McpOptions
 ---@field command? string[] the server's program and arguments (stdio)
 ---@field url? string a Streamable HTTP endpoint, e.g. "http://localhost:3001/mcp"
----@field sandbox? luagent.Box run `command` inside this sandbox (it acts on /workspace with the sandbox's limits)
+---@field sandbox? luagent.Box run `command` in this sandbox: not yet possible (box:spawn takes stdin at start only)
 ---@field name? string how messages and the trace name it (default: from the command or the URL)
 ---@field env? table<string, string|number|boolean> added to a stdio server's small environment (PATH, HOME, ...; no API keys)
 ---@field cwd? string the stdio server's working folder

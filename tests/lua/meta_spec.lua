@@ -67,6 +67,7 @@ local INTERNAL = {
   McpStream = "MCP's line-based stdio transport over a process's streams (lua/luagent/mcp/stream.lua)",
   HostProcess = "the streams of a host process running an MCP server (lua/luagent/mcp/stdio.lua)",
   HttpTransport = "MCP's Streamable HTTP transport (lua/luagent/mcp/http.lua)",
+  BoxProcess = "the streams of a sandbox process running an MCP server (lua/luagent/mcp/sandbox.lua)",
 }
 
 local function sorted_keys(set)
