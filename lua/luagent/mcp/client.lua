@@ -119,8 +119,10 @@ function McpClient:_on_message(m)
   if method == "notifications/progress" then
     local call = self.progress[params.progressToken]
     if call then
+      local function number(v) return type(v) == "number" and v or nil end
       events.emit({type = "mcp_progress", server = self.name, tool = call.tool, turn = call.turn,
-                   progress = params.progress, total = params.total, message = params.message})
+                   progress = number(params.progress), total = number(params.total),
+                   message = str_or(params.message, nil)})
     end
   elseif method == "notifications/message" then
     events.emit({type = "mcp_log", server = self.name, level = params.level, logger = params.logger, data = params.data})

@@ -186,10 +186,19 @@ function McpStream:_write(data)
     return true
   end
   self.writing = true
-  local ok, err = self.io:write(data)
-  while ok and #self.outq > 0 do ok, err = self.io:write(table.remove(self.outq, 1)) end
+  local done, ok, err = pcall(function()
+    local wrote, why = self.io:write(data)
+    while wrote and #self.outq > 0 do wrote, why = self.io:write(table.remove(self.outq, 1)) end
+    return wrote, why
+  end)
   self.writing = nil
-  if not ok then self.outq = {} end
+  if not (done and ok) then self.outq = {} end
+  if not done then -- cancelled while the pipe was full: a message may be cut, nothing after it would parse
+    self.dead = errors.new("mcp", self.label .. " was cut off in the middle of a message (a write was cancelled)",
+                           {server = self.hooks.server})
+    self.io:kill()
+    error(ok, 0)
+  end
   return ok, err
 end
 
