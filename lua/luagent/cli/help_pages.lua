@@ -52,6 +52,7 @@ T.run = {
                         recipe; --set cache.dir=DIR or LUAGENT_CACHE), store new answers
       --cache=refresh   call the model every time, refill the cache   --no-cache   cache off
       -q, --quiet       no live view      --json   events as JSON lines
+      --yes             approve every tool call that would ask a person (approve = "ask")
       --watch           run again whenever the recipe, its YAML or a Lua module it loaded
                         changes, and show how the answer and the outputs changed]],
   text = [[
@@ -87,6 +88,8 @@ kept) and exits 130.]],
     {"--no-cache", "the cache off, whatever the recipe's YAML says"},
     {"-q, --quiet", "no live view"},
     {"--json", "the run's events as JSON lines on stdout, instead of the live view"},
+    {"--yes", "approve every tool call that would ask a person at the terminal (an agent with approve = \"ask\" "
+      .. "or a tool with needs_approval); without a terminal and without --yes such calls are refused"},
     {"--watch", "run again whenever the recipe, its YAML or a Lua module it loaded changes (cache on), and "
       .. "show how the final answer and each declared output changed; Ctrl-C ends it"},
   },
