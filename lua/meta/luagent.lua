@@ -10,7 +10,8 @@
 ---modules, each loaded on first use (`luagent.sandbox`, `luagent.model`, ...;
 ---`require "luagent.sandbox"` gives the same table).
 ---Low-level modules (luagent.sys, .tar, .engine, .engine_io, .loop, .events,
----.manifest, .dates, .run) are not listed here: see lowlevel.lua.
+---.manifest, .dates, .run, .process) are not listed here: each has its own
+---file (sys.lua, tar.lua, ...), marked low-level.
 ---`settings`, `args`, `recipe`, `recipe_dir`, `config`, `at_exit`, `run_id`
 ---and `run_dir` are those of the calling task's run (luagent.run): the one
 ---`luagent run` started, or one of the runs an eval executes in the process.

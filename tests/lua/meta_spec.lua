@@ -37,24 +37,19 @@ local MODULES = {
   -- luagent.highlight (its Markdown renderer and code highlighter)
   ["luagent.cache"] = {"cache.lua", "cache"},
   ["luagent.schema"] = {"schema.lua", "schema"},
-  -- low-level
-  ["luagent.loop"] = {"lowlevel.lua", "loop"},
-  ["luagent.sys"] = {"lowlevel.lua", "sys"},
-  ["luagent.events"] = {"lowlevel.lua", "events"},
-  ["luagent.run"] = {"lowlevel.lua", "run"},
-  ["luagent.manifest"] = {"lowlevel.lua", "manifest"},
-  ["luagent.tar"] = {"lowlevel.lua", "tar"},
-  ["luagent.engine"] = {"lowlevel.lua", "engine"},
-  ["luagent.engine_io"] = {"lowlevel.lua", "engine_io"},
-  ["luagent.dates"] = {"lowlevel.lua", "dates"},
-  ["luagent.process"] = {"lowlevel.lua", "process"},
 }
+
+-- The low-level modules: lua/meta/<name>.lua each (---@meta luagent.<name>),
+-- its class marked "low-level: recipes normally do not need this", and not a
+-- field of the luagent class.
+local LOW_LEVEL = {"loop", "sys", "events", "run", "manifest", "tar", "engine", "engine_io", "dates", "process"}
+for _, name in ipairs(LOW_LEVEL) do MODULES["luagent." .. name] = {name .. ".lua", name} end
 
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
 local CLASSES = {
   Box = "sandbox.lua", Process = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
-  Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
-  RecipeRun = "lowlevel.lua", McpClient = "tools.lua", McpToolList = "tools.lua",
+  Agent = "agent.lua", Policy = "retry.lua", Client = "engine.lua", Trace = "trace.lua", Cache = "cache.lua",
+  RecipeRun = "run.lua", McpClient = "tools.lua", McpToolList = "tools.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {
@@ -168,25 +163,46 @@ t.test("every function of the luagent global is annotated", function()
   no_gaps(gaps, "luagent fields")
 end)
 
-t.test("the luagent class lists the recipe modules; low-level ones are marked and left out", function()
-  local text, low = meta("luagent.lua"), meta("lowlevel.lua")
-  local lazy = fs.read(ROOT .. "lua/luagent/init.lua"):match("local LAZY = (%b{})")
-  -- the low-level modules: each class in lowlevel.lua right after the mark
-  local marked, block = {}, {}
-  for line in low:gmatch("[^\n]*") do
-    local name = line:match("^%-%-%-@class luagent%.([%w_]+)$")
-    if name then marked[name] = table.concat(block, "\n"):find("low-level: recipes normally do not need this", 1, true) ~= nil end
+-- Is the class luagent.<name> in `text` marked low-level (the mark in the
+-- "---" comment block right above its ---@class line)?
+local function marked_low_level(text, name)
+  local block = {}
+  for line in text:gmatch("[^\n]*") do
+    if line == "---@class luagent." .. name then
+      return table.concat(block, "\n"):find("low-level: recipes normally do not need this", 1, true) ~= nil
+    end
     if line:match("^%-%-%-") then block[#block + 1] = line else block = {} end
   end
+  return false
+end
+
+t.test("every module has an annotation file of its own, so require gets its types", function()
+  for _, module in ipairs(sorted_keys(MODULES)) do
+    local file, owner = MODULES[module][1], MODULES[module][2]
+    if module == "luagent." .. owner then
+      t.ok(meta(file):find("\n---@meta " .. module .. "\n", 1, true), "lua/meta/" .. file .. " declares ---@meta " .. module)
+      t.ok(meta(file):find("\nreturn " .. owner .. "\n", 1, true), "lua/meta/" .. file .. " returns " .. owner)
+    end
+  end
+end)
+
+t.test("the luagent class lists the recipe modules; low-level ones are marked and left out", function()
+  local text = meta("luagent.lua")
+  local lazy = fs.read(ROOT .. "lua/luagent/init.lua"):match("local LAZY = (%b{})")
+  local low = {}
+  for _, name in ipairs(LOW_LEVEL) do low[name] = true end
+  local function is_field(name) return text:find("---@field " .. name .. " luagent." .. name .. " ", 1, true) ~= nil end
+  for _, name in ipairs(LOW_LEVEL) do
+    t.ok(marked_low_level(meta(name .. ".lua"), name), "luagent." .. name .. " is marked low-level in " .. name .. ".lua")
+    t.ok(not is_field(name), "low-level luagent." .. name .. " is not a field of the luagent class")
+  end
   for name in lazy:gmatch("([%w_]+) = true") do
-    local field = text:find("---@field " .. name .. " luagent." .. name .. " ", 1, true) ~= nil
-    if marked[name] ~= nil then
-      t.ok(marked[name], "luagent." .. name .. " is marked low-level in lowlevel.lua")
-      t.ok(not field, "low-level luagent." .. name .. " is not a field of the luagent class")
-    else
-      t.ok(field, "luagent." .. name .. ": a ---@field of the luagent class (or a low-level class in lowlevel.lua)")
-      t.ok(meta(name .. ".lua"):find("---@meta luagent." .. name .. "\n", 1, true),
+    if not low[name] then
+      t.ok(is_field(name), "luagent." .. name .. ": a ---@field of the luagent class (or a low-level module in LOW_LEVEL)")
+      local file = meta(name .. ".lua")
+      t.ok(file:find("---@meta luagent." .. name .. "\n", 1, true),
         "lua/meta/" .. name .. ".lua declares ---@meta luagent." .. name)
+      t.ok(not marked_low_level(file, name), "luagent." .. name .. " is a field of the luagent class, not marked low-level")
     end
   end
 end)

@@ -1,0 +1,154 @@
+---@meta luagent.engine_io
+-- luagent.engine_io, a low-level module: recipes normally do not need it (the
+-- recipe API, luagent.sandbox, .model, .agent, ..., is built on it). It is
+-- not a field of the `luagent` class. LuaLS annotations: definitions only.
+-- LuaLS takes one module per file: `---@meta luagent.engine_io` above makes
+-- `require "luagent.engine_io"` give the types of the table returned below.
+-- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
+
+---@class luagent.engine_io.Endpoint
+---@field unix_socket string?
+---@field url string
+---@field ca_file string?
+---@field cert_file string?
+---@field key_file string?
+---@field description string
+
+---low-level: recipes normally do not need this (luagent.sandbox uses it).
+---luagent.engine_io: the raw streaming half of the Docker client, in C
+---(src/lua_engine_io.c): exec output, archives, the supervisor channel.
+---@class luagent.engine_io
+local engine_io = {}
+
+---The engine's address from DOCKER_HOST & co.
+---@param docker_host? string
+---@return luagent.engine_io.Endpoint? endpoint
+---@return luagent.Error? err
+function engine_io.endpoint(docker_host) end
+
+---POST /exec/ID/start: opts are http options + max_output (bytes per stream).
+---@param opts table
+---@return luagent.engine_io.ExecStream
+function engine_io.exec_start(opts) end
+
+---Streams tar entries into a container (opts.entries, opts.uid/gid).
+---@param opts table
+---@return true? ok
+---@return luagent.Error? err
+function engine_io.put_archive(opts) end
+
+---Extracts a container path safely into opts.dest (strip, max_bytes, max_entries).
+---@param opts table
+---@return luagent.ExtractReport? report
+---@return luagent.Error? err
+function engine_io.get_archive(opts) end
+
+---Saves a container path's raw tar into opts.path (at most opts.max_bytes).
+---@param opts table
+---@return integer? bytes
+---@return luagent.Error? err
+function engine_io.save_archive(opts) end
+
+---The first file of a container path's archive, at most opts.max_bytes.
+---@param opts table
+---@return string? content
+---@return luagent.Error? err
+function engine_io.read_file(opts) end
+
+---A hijacked attach to an exec of `luagent-supervisor serve` in a session
+---(sandbox/supervisor/DESIGN.md); returns once it said it is ready ("R 2").
+---@param opts table unix_socket, path = "/vX/exec/ID/start", timeout
+---@return luagent.engine_io.SupervisorChannel? channel
+---@return luagent.Error? err
+function engine_io.supervisor(opts) end
+
+---The error value for a Docker engine error response: kind not_found (404),
+---conflict (409) or docker, with the engine's own message read from the body.
+---@param status integer the HTTP status
+---@param body string the response body ({"message": "..."} or text)
+---@param what string? what was being done ("POST /containers/create"), put before the message
+---@return luagent.Error err fields status, engine_message
+function engine_io.engine_error(status, body, what) end
+
+---@class luagent.engine_io.ExecOutput
+---@field stdout string
+---@field stderr string
+---@field truncated boolean
+---@field stdout_bytes integer
+---@field stderr_bytes integer
+
+---The output of one Docker exec.
+---@class luagent.engine_io.ExecStream
+local ExecStream = {}
+
+---true when the command's output ended, false if the seconds passed first (yields).
+---@param seconds? number
+---@return boolean
+function ExecStream:wait(seconds) end
+
+---The output (after wait returned true, or abort).
+---@return luagent.engine_io.ExecOutput? output
+---@return luagent.Error? err
+function ExecStream:result() end
+
+---Stops reading; result() then gives the output so far.
+function ExecStream:abort() end
+
+---Closes the stream (also __close and __gc).
+function ExecStream:close() end
+
+---@class luagent.engine_io.SupervisorResult: luagent.engine_io.ExecOutput
+---@field done boolean the supervisor said it ended
+---@field exit_code integer?
+---@field flags string? letters: k killed on request, t timed out, o OOM-killed, r interpreter restarted
+---@field killed integer? processes of it killed when it ended
+---@field timed_out boolean?
+---@field oom_killed boolean?
+---@field failure string? why it could not start
+---@field report luagent.ExtractReport? a pack extracted into a folder
+---@field saved integer? a pack saved into a file: its bytes
+---@field sink_error string? a pack whose stream was refused or cut
+
+---The channel to a session's supervisor: many commands over one connection.
+---@class luagent.engine_io.SupervisorChannel
+local SupervisorChannel = {}
+
+---Sends a request: op "run" | "spawn" ({argv, env = {"K=v"}, cwd, stdin,
+---timeout}), "python" ({code, timeout}), "pack" ({path, max_bytes,
+---max_entries}), "kill" | "signal" ({signal}) of an earlier id. opts:
+---{max_output, extract = {dest, strip, max_bytes, max_entries, limit} |
+---save = {path, limit}} (where a pack's tar goes).
+---@param op string
+---@param id integer
+---@param fields? table
+---@param opts? table
+---@return true? ok
+---@return luagent.Error? err
+function SupervisorChannel:send(op, id, fields, opts) end
+
+---true (ended) | false (time passed, or output came with on_output) | nil, err (supervisor gone).
+---@param id integer
+---@param seconds? number
+---@param on_output? boolean
+---@return boolean? ended
+---@return luagent.Error? err
+function SupervisorChannel:wait(id, seconds, on_output) end
+
+---What command id printed since the last take.
+---@param id integer
+---@return string stdout
+---@return string stderr
+function SupervisorChannel:take(id) end
+
+---Its result; forgets the id.
+---@param id integer
+---@return luagent.engine_io.SupervisorResult
+function SupervisorChannel:result(id) end
+
+---@return boolean alive
+---@return string? reason
+function SupervisorChannel:alive() end
+
+function SupervisorChannel:close() end
+
+return engine_io

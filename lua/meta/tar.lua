@@ -1,0 +1,41 @@
+---@meta luagent.tar
+-- luagent.tar, a low-level module: recipes normally do not need it (the
+-- recipe API, luagent.sandbox, .model, .agent, ..., is built on it). It is
+-- not a field of the `luagent` class. LuaLS annotations: definitions only.
+-- LuaLS takes one module per file: `---@meta luagent.tar` above makes
+-- `require "luagent.tar"` give the types of the table returned below.
+-- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
+
+---One entry of a tar to write: {name, file = host_path} | {name, data [, mode]}
+---| {name, dir = true} | {name, symlink = target}.
+---@class luagent.TarEntry
+---@field name string
+---@field file string?
+---@field data string?
+---@field mode integer?
+---@field dir boolean?
+---@field symlink string?
+
+---low-level: recipes normally do not need this (box:snapshot, box:extract).
+---luagent.tar: tar files on the host, never whole in memory (src/lua_tar.c).
+---@class luagent.tar
+local tar = {}
+
+---Writes a tar file (parent folders are added).
+---@param tar_path string
+---@param entries luagent.TarEntry[]
+---@param opts? {uid?: integer, gid?: integer}
+---@return integer? bytes
+---@return luagent.Error? err
+function tar.write(tar_path, entries, opts) end
+
+---Extracts safely: absolute names, "..", links leaving dest, devices and
+---fifos are refused and listed; nothing is written outside dest.
+---@param tar_path string
+---@param dest string
+---@param opts? {strip?: string, max_bytes?: integer, max_entries?: integer}
+---@return luagent.ExtractReport? report
+---@return luagent.Error? err
+function tar.extract(tar_path, dest, opts) end
+
+return tar
