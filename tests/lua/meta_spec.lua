@@ -21,7 +21,7 @@ local MODULES = {
   ["luagent.model"] = {"model.lua", "model"},
   ["luagent.agent"] = {"agent.lua", "agent"},
   ["luagent.tools"] = {"tools.lua", "tools"},
-  ["luagent.mcp"] = {"tools.lua", "mcp"},
+  ["luagent.mcp"] = {"mcp.lua", "mcp"},
   ["luagent.retry"] = {"retry.lua", "retry"},
   ["luagent.trace"] = {"trace.lua", "trace"},
   ["luagent.outputs"] = {"outputs.lua", "outputs"},
@@ -49,7 +49,7 @@ for _, name in ipairs(LOW_LEVEL) do MODULES["luagent." .. name] = {name .. ".lua
 local CLASSES = {
   Box = "sandbox.lua", Process = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
   Agent = "agent.lua", Policy = "retry.lua", Client = "engine.lua", Trace = "trace.lua", Cache = "cache.lua",
-  RecipeRun = "run.lua", McpClient = "tools.lua", McpToolList = "tools.lua",
+  RecipeRun = "run.lua", McpClient = "mcp.lua", McpToolList = "mcp.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {

@@ -18,7 +18,7 @@ local cli = {}
 cli.FILES = {
   "luagent.lua", "errors.lua", "sandbox.lua", "model.lua", "agent.lua", "tools.lua", "retry.lua",
   "trace.lua", "outputs.lua", "json.lua", "yaml.lua", "fs.lua", "http.lua", "diff.lua",
-  "cache.lua", "eval.lua", "schema.lua",
+  "cache.lua", "eval.lua", "schema.lua", "mcp.lua",
   -- the low-level modules, one file each
   "loop.lua", "sys.lua", "events.lua", "run.lua", "manifest.lua", "tar.lua", "engine.lua", "engine_io.lua",
   "dates.lua", "process.lua",
