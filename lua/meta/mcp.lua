@@ -1,6 +1,8 @@
 ---@meta luagent.mcp
 -- luagent.mcp: tools from MCP servers (lua/luagent/mcp.lua). Recipes usually
 -- reach it through tools.mcp{...}; require "luagent.mcp" gives the client.
+-- LuaLS annotations: definitions only.
+-- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
 
 ---Options of tools.mcp and mcp.connect: `command` or `url`.
 ---@class luagent.McpOptions
