@@ -298,7 +298,7 @@ end
 function Session:_ready()
   local serving = self.serving
   if serving then
-    local ex, err = serving:wait()
+    local ex, err = recovery.await(serving)
     if self.serving == serving then
       self.serving, self.executor = nil, ex
       if not ex and not self.closing then
@@ -320,9 +320,10 @@ function Session:_run(op, job)
   local ex, err = self:_ready()
   if not ex then return nil, err end
   local started = loop.now()
-  local ok
+  local ok, sent
   ok, err = ex:send(op, job)
   if ok then
+    sent = true
     ok, err = ex:wait(job, (job.timeout or 0) > 0 and job.timeout + BACKSTOP or nil) -- 0: no timeout
     if not ok then ex:result(job) end -- forgotten
   end
@@ -331,7 +332,7 @@ function Session:_run(op, job)
   end
   if not ok then
     if self.closing then return nil, closed_error(self) end
-    return nil, recovery.recover(self, ex, type(err) == "table" and err.message or err)
+    return nil, recovery.recover(self, ex, type(err) == "table" and err.message or err, sent)
   end
   return ex:result(job), loop.now() - started
 end
@@ -361,7 +362,7 @@ function Session:python(code, opts)
     return self:_python(code, opts)
   end)
   self.python_last = this
-  return this:wait()
+  return recovery.await(this)
 end
 
 function Session:spawn(job, command)
