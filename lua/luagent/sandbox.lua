@@ -233,11 +233,11 @@ function sandbox.open(opts)
   local ok
   ok, err = session:start()
   if not ok then
-    box.saved = true -- it never started: the agent made nothing
+    box.saved = true -- it never started: the agent made nothing, and its error is the one said
     box:close()
     return nil, err
   end
-  box.restored = session.restored
+  box.started, box.restored = true, session.restored
   events.emit({type = "sandbox_open", session = spec.id, image = o.image, memory = o.memory, cpus = o.cpus,
                pids = o.pids, network = o.network, staged = #staged})
   return box
@@ -275,7 +275,9 @@ function Box:close()
   local said = self.close_error and err and self.close_error.message == err.message -- close_all's try again
   self.close_error = err
   if ok then self._open_boxes[self.session] = nil end
-  if not said then events.emit({type = "sandbox_close", session = self.session, error = err and err.message}) end
+  if self.started and not said then
+    events.emit({type = "sandbox_close", session = self.session, error = err and err.message})
+  end
   if not ok then return nil, err end
   return true
 end

@@ -80,7 +80,7 @@ local function saved(save, run)
 end
 
 local function outputs_state(c, labels)
-  if not c.save then return "none" end
+  if not c.save or c.state == "created" then return "none" end -- a session that never started made nothing
   if saved(c.save, c.run) then return "saved" end
   if labels[LABELS.workspace] == "memory" and c.state ~= "running" then return "lost" end
   return "unsaved"
