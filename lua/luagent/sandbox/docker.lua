@@ -443,7 +443,8 @@ end
 -- says so; true when it answers again.
 function Session:_wait_engine(err, what)
   local grace = self.spec.engine_grace or 0
-  if grace <= 0 or self.engine_given_up or self.closing then return false end
+  -- a run that is stopping (Ctrl-C) does not wait: its outputs are rescued later
+  if grace <= 0 or self.engine_given_up or self.closing or loop.cancelled() then return false end
   io.stderr:write(("luagent: %s; waiting up to %s s for it to come back (sandbox engine_grace), to %s\n")
     :format((err.cause or err).message, grace, what))
   local started = loop.now()
@@ -506,21 +507,19 @@ function Session:forget()
 end
 
 -- Kept, with an error saying so, while it holds files an extraction could
--- not read for want of the engine; not tried while the engine is gone (a
--- stopping engine may still answer a connection it had, and remove the
--- container half-way).
+-- not read for want of the engine; not tried while the engine's socket is
+-- gone (a stopping engine may still answer a connection it had, and remove
+-- the container half-way).
 function Session:remove()
   if self.removed then return true end
   if not self.closing then self:forget() end
   if self.unread then
-    local labels = self.spec.labels
-    return errors.fail("docker_unreachable", ("it is kept: it holds the outputs in %s, which could not be read when "
-      .. "the Docker engine went away; the next luagent run on this engine, or 'luagent sandbox prune', rescues them "
-      .. "into %s"):format(self:_workspace_path(labels[docker.LABELS.save_from]), labels[docker.LABELS.save_to]),
+    return errors.fail("docker_unreachable", "it is kept, for the rescue of the outputs that could not be read when "
+      .. "the Docker engine went away (by the next luagent run on this engine, or 'luagent sandbox prune')",
       {session = self.id, kept = true})
   end
-  local lost = recovery.engine_lost(self.client)
-  if lost then return nil, lost end
+  local gone = recovery.socket_gone(self.client)
+  if gone then return nil, gone end
   local ok, err = docker.remove(self.client, self.container, self.id)
   self.removed = ok == true
   return ok, err

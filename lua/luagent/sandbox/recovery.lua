@@ -18,6 +18,7 @@
 --
 --   recovery.recover(session, dead_executor, why [, running]) -> err
 --   recovery.engine_lost(client) -> err | nil      a docker_unreachable error when the engine does not answer
+--   recovery.socket_gone(client) -> err | nil      the same, when its unix socket's file is gone (no call made)
 --   recovery.wait_engine(session, seconds) -> true | nil, err   until it answers again, at most seconds
 --   recovery.await(task) -> its results        a cancellation it ended with is raised, never returned
 local errors = require "luagent.errors"
@@ -42,13 +43,19 @@ end
 -- A stopping engine closes its socket first (and removes the file) and
 -- then stops the containers, while connections it already had may still be
 -- answered: the socket's file is asked before the engine is.
-function recovery.engine_lost(client)
+function recovery.socket_gone(client)
   local endpoint = client.endpoint
   local socket = endpoint.unix_socket
   if socket and not fs.stat(socket) then
     return errors.new("docker_unreachable", ("the Docker engine at %s is gone: there is no socket at %s")
       :format(endpoint.description, socket), {endpoint = endpoint.description})
   end
+end
+
+function recovery.engine_lost(client)
+  local gone = recovery.socket_gone(client)
+  if gone then return gone end
+  local endpoint = client.endpoint
   local ok, err = client:call("GET", "/_ping", nil, {timeout = 5})
   if ok then return nil end
   if err.kind == "docker_unreachable" then return err end
