@@ -10,18 +10,7 @@
 # nothing behind. The model is luagent.model.scripted.
 . tests/e2e/lib.sh
 export LUAGENT_RUNS_DIR="$TMP/runs"
-ENGINE=loss-$$
-trap 'sh tests/engines.sh remove $ENGINE >/dev/null 2>&1; rm -rf "$TMP"' EXIT
-if ! host=$(sh tests/engines.sh start $ENGINE 2> "$TMP/engine.err"); then
-  echo "not ok - $SUITE: a second Docker engine starts"; sed 's/^/    /' "$TMP/engine.err" >&2; exit 0
-fi
-tools/busybox-image.sh > /dev/null
-sh tests/engines.sh image $ENGINE luagent-busybox:test
-export DOCKER_HOST=$host
-
-# the second engine's containers and volumes with label luagent.test=LABEL
-left() { docker ps -aq --filter "label=luagent.test=$1" | wc -l; }
-left_volumes() { docker volume ls -q --filter "label=luagent.test=$1" | wc -l; }
+. tests/e2e/second_engine.sh
 
 cat > "$TMP/saver.lua" <<'LUA'
 local s = luagent.settings
@@ -71,9 +60,6 @@ lose_engine() {
 tool_says_engine_gone() {
   grep '"type":"tool_result"' "$run/trace.jsonl" | grep -q 'the Docker engine went away while the command ran' ||
     { echo "the tool result does not say the engine went away:"; grep tool_result "$run/trace.jsonl"; return 1; }
-}
-outputs_home() {
-  for f in a b c; do [ "$(cat "$1/output/$f.txt" 2>/dev/null)" = $f ] || { echo "output/$f.txt is not in $1"; ls -R "$1"; return 1; }; done
 }
 
 # ---- (a) back within the grace period: the outputs are saved ----

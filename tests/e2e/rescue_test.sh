@@ -8,16 +8,7 @@
 # engine started by this test (tests/engines.sh), never the main one.
 . tests/e2e/lib.sh
 export LUAGENT_RUNS_DIR="$TMP/runs"
-ENGINE=rescue-$$
-trap 'sh tests/engines.sh remove $ENGINE >/dev/null 2>&1; rm -rf "$TMP"' EXIT
-if ! host=$(sh tests/engines.sh start $ENGINE 2> "$TMP/engine.err"); then
-  echo "not ok - $SUITE: a second Docker engine starts"; sed 's/^/    /' "$TMP/engine.err" >&2; exit 0
-fi
-tools/busybox-image.sh > /dev/null
-sh tests/engines.sh image $ENGINE luagent-busybox:test
-export DOCKER_HOST=$host
-
-left() { docker ps -aq --filter "label=luagent.test=$1" | wc -l; }
+. tests/e2e/second_engine.sh
 
 cat > "$TMP/crash.lua" <<'LUA'
 local box <close> = assert(luagent.sandbox.open{image = "luagent-busybox:test",
@@ -40,9 +31,6 @@ crash() {
   wait $pid 2>/dev/null
   dead=$(grep -l "\"label\":\"$1\"" "$LUAGENT_RUNS_DIR"/*/trace.jsonl 2>/dev/null | head -1)
   dead=$(dirname "${dead:-$LUAGENT_RUNS_DIR/none/x}")
-}
-outputs_home() {
-  for f in a b c; do [ "$(cat "$1/output/$f.txt" 2>/dev/null)" = $f ] || { echo "output/$f.txt is not in $1"; ls -R "$1"; return 1; }; done
 }
 
 # ---- kill -9: the next run rescues ----
