@@ -94,8 +94,8 @@ local function ls(args)
       c.state or "?", outputs_of(c), c.image or "?"))
   end
   if unsaved > 0 then
-    print(("%d left by runs that are gone hold%s unsaved outputs: 'luagent sandbox prune' rescues them into "
-      .. "their run folders"):format(unsaved, unsaved == 1 and "s" or ""))
+    print(("%d sandbox%s left by runs that are gone hold%s unsaved outputs: 'luagent sandbox prune' rescues them "
+      .. "into their run folders"):format(unsaved, unsaved == 1 and "" or "es", unsaved == 1 and "s" or ""))
   end
   return 0
 end

@@ -126,10 +126,11 @@ local function restart_error(session, what, why)
 end
 
 local function unreachable_error(session, err, running)
-  return errors.new("docker_unreachable", ("%s: %s. The sandbox session %s cannot be used until the engine is back")
-    :format(running and "the Docker engine went away while the command ran, so its result is lost"
-      or "the command did not run", err.message, session.id),
-    {session = session.id, endpoint = err.endpoint, cause = err})
+  local message = running
+    and ("the Docker engine went away while the command ran, so its result is lost: %s. The sandbox session %s "
+      .. "cannot be used until the engine is back"):format(err.message, session.id)
+    or ("the sandbox session %s cannot be reached: %s"):format(session.id, err.message)
+  return errors.new("docker_unreachable", message, {session = session.id, endpoint = err.endpoint, cause = err})
 end
 
 -- The error for a call whose executor `dead` died (or stopped answering),
