@@ -114,18 +114,22 @@ local function say_stderr(line)
 end
 
 -- The outputs of c, rescued (or found lost) before it goes: true when it
--- may be removed, else false, why.
+-- may be removed, else false, why (or false, nil when another process is
+-- rescuing them, which is left to it).
 local function rescue_first(client, c, opts)
   local rescue = require "luagent.sandbox.rescue"
   local say = opts.say or say_stderr
   if c.alive then return false, ("its run %s is still running (pid %s)"):format(c.run or "?", c.owner_pid or "?") end
   local outcome, err = rescue.outputs(client, c)
-  if outcome == "busy" then return false, err end
+  if outcome == "busy" then
+    say(("sandbox %s: %s; left to it"):format(c.session or c.name, err))
+    return false, nil
+  end
   if outcome then
     say(outcome)
     return true
   end
-  return false, err.message
+  return false, "they could not be rescued: " .. err.message
 end
 
 local function remove(client, c)
@@ -154,7 +158,7 @@ function leftovers.prune(client, opts)
         kept[#kept + 1] = c
         c.why = why
         if not opts.confirm then
-          (opts.say or say_stderr)(("kept sandbox %s: it holds unsaved outputs of run %s (%s -> %s) and %s; "
+          (opts.say or say_stderr)(("kept sandbox %s: it holds unsaved outputs of run %s (%s -> %s), and %s; "
             .. "'luagent sandbox prune' asks before removing it"):format(c.session or c.name, c.run or "?",
             c.save.from, c.save.to, why))
         end
