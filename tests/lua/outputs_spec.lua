@@ -80,7 +80,7 @@ end)
 
 -- The engine went away (after the box's engine_grace): the required outputs
 -- could not be read, which is not "the agent did not save them".
-t.test("an engine that does not answer: nil, err (docker_unreachable) naming the unread outputs and where a rescue puts them", function()
+t.test("an engine that does not answer: nil, err (docker_unreachable) naming what was not read, and its rescue", function()
   local dir = work .. "/four/output"
   assert(fs.mkdir(dir)) -- a run's folder (run_dir makes it)
   local box = {session = "abc123", save = {from = "output", to = dir}}
