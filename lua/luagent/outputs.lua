@@ -4,6 +4,8 @@
 --                                  {required = {"output/anomalies.csv", "output/*.png"}})
 --   -- report = {dir, files = {{path, size, sha256}}, missing = {...}, refused = {...},
 --   --           failed = {{path, size, written, error, removed}}, error, manifest}
+--   -- opts.run_id: the run the manifest names (default the calling run's);
+--   -- opts.quiet: an extraction's failure is not said on stderr (the caller says it)
 --
 -- The files are extracted safely (nothing lands outside `host_dir`), then
 -- listed with their sizes and sha256 in manifest.json beside that folder.
@@ -16,7 +18,18 @@
 -- each finished file with its time in the sandbox — is removed as unchecked.
 -- report.failed and the manifest's `failed` list each file not saved and
 -- why; report.error has the extraction's error, also said on stderr at once.
--- `nil, err` (a luagent.errors value, err.report the report) when the
+--
+-- `missing` is what the agent did not save. Required outputs the agent may
+-- well have saved are not called missing: `nil, err` comes back, err.report
+-- the report, the manifest listing them —
+--   - kind docker_unreachable: the Docker engine did not answer (after the
+--     box's engine_grace), report.unreadable; a box opened with save = {...}
+--     keeps its sandbox, and the next run's sweep or `luagent sandbox prune`
+--     rescues them (the message says where to);
+--   - kind sandbox_restarted: the workspace was emptied under the run (its
+--     container stopped with the engine, and it was kept in memory),
+--     report.lost.
+-- `nil, err` too (a luagent.errors value, err.report the report) when the
 -- manifest cannot be written; its message has the extraction's error too.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
@@ -79,6 +92,35 @@ local function describe_failure(workspace_dir, err, failed, manifest)
     workspace_dir, err.message, #names > 0 and ("; not saved: " .. table.concat(names, ", ")) or "", manifest)
 end
 
+-- Required outputs not on the host that the agent may well have saved:
+-- unreadable (the engine did not answer) or lost (the workspace was
+-- emptied under the run); the rest of `missing` stays missing.
+local function not_the_agents(err, extracted, missing)
+  if err and err.kind == "docker_unreachable" then return "unreadable", missing end
+  local reset = (extracted or {}).workspace_reset or (err and (err.workspace_reset or (err.cause or {}).workspace_reset))
+  if reset and #missing > 0 then return "lost", missing, reset end
+  return nil, {}
+end
+
+-- The error collect returns for outputs it could not read, or that were
+-- lost, with the report (and the manifest listing them).
+local function unsaved_error(box, workspace_dir, what, list, err, reset, report)
+  local where = box.save and box.save.to
+  local message
+  if what == "unreadable" then
+    message = ("could not read the outputs in %s (%s): %s"):format(workspace_dir, table.concat(list, ", "),
+      (err.cause or err).message)
+    if where then
+      message = message .. (". They stay in sandbox %s: the next luagent run on this engine, or 'luagent sandbox "
+        .. "prune', rescues them into %s"):format(box.session, where)
+    end
+    return errors.new("docker_unreachable", message .. "; " .. report.manifest .. " lists them",
+      {report = report, cause = err})
+  end
+  return errors.new("sandbox_restarted", ("the outputs in %s were lost (%s): %s; %s lists them"):format(
+    workspace_dir, table.concat(list, ", "), reset, report.manifest), {report = report, cause = err})
+end
+
 function outputs.collect(box, workspace_dir, host_dir, opts)
   opts = opts or {}
   box.saved = true -- closing the box need not save them again
@@ -110,19 +152,29 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
     end
     if not found then missing[#missing + 1] = wanted end
   end
+  local unsaved, list, reset = not_the_agents(err, extracted, missing)
+  if unsaved then missing = {} end
   local manifest = host_dir:gsub("/[^/]+$", "") .. "/manifest.json"
   local report = {dir = host_dir, files = files, missing = missing, refused = refused, failed = failed,
-                  manifest = manifest, error = err and err.message}
-  if err then events.emit({type = "outputs_failed", dir = host_dir, error = err.message, failed = failed}) end
-  local written, werr = fs.write(manifest, json.encode({run_id = luagent.run_id(), files = json.array(files),
-    missing = json.array(missing), refused = json.array(refused), failed = json.array(failed), error = report.error},
-    {indent = 2}) .. "\n")
+                  manifest = manifest, error = err and err.message or reset,
+                  unreadable = unsaved == "unreadable" and list or nil, lost = unsaved == "lost" and list or nil}
+  if report.error then
+    events.emit({type = "outputs_failed", dir = host_dir, error = report.error, failed = failed,
+                 unreadable = report.unreadable, lost = report.lost})
+  end
+  local written, werr = fs.write(manifest, json.encode({run_id = opts.run_id or luagent.run_id(),
+    files = json.array(files), missing = json.array(missing), refused = json.array(refused),
+    failed = json.array(failed), unreadable = report.unreadable and json.array(report.unreadable),
+    lost = report.lost and json.array(report.lost), error = report.error}, {indent = 2}) .. "\n")
   if not written then -- the caller says it (sandbox.lua's save on close does)
     local message = "cannot write " .. manifest .. ": " .. errors.from(werr).message
-      .. (err and ("; and the outputs were not all saved: " .. err.message) or "")
+      .. (report.error and ("; and the outputs were not all saved: " .. report.error) or "")
     return nil, errors.new(errors.from(werr).kind, message, {path = manifest, report = report, cause = werr})
   end
-  if err then io.stderr:write("luagent: ", describe_failure(workspace_dir, err, failed, manifest), "\n") end
+  if unsaved then return nil, unsaved_error(box, workspace_dir, unsaved, list, err, reset, report) end
+  if err and not opts.quiet then
+    io.stderr:write("luagent: ", describe_failure(workspace_dir, err, failed, manifest), "\n")
+  end
   return report
 end
 

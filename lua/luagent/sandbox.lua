@@ -61,6 +61,8 @@ sandbox.defaults = {
   image = sandbox.IMAGE, memory = "512m", cpus = 1, pids = 256, network = false,
   user = "1000:1000", workdir = sandbox.WORKSPACE, tmp_size = "256m", workspace_size = "512m",
   timeout = 120, max_output = 1024 * 1024,
+  -- how long bringing outputs home waits for a Docker engine that went away
+  engine_grace = 30,
   -- what extract() and snapshot() may write on the host: a sandbox can make
   -- a terabyte sparse file for free
   max_extract = 2 * 1024 ^ 3, max_extract_entries = 20000,
@@ -139,6 +141,7 @@ local function settings(opts)
   check(math.type(o.pids) == "integer" and o.pids > 0, "pids must be a positive integer (got %s)", tostring(o.pids))
   check(type(o.network) == "boolean", "network must be true or false")
   check(type(o.timeout) == "number" and o.timeout > 0, "timeout must be seconds > 0")
+  check(type(o.engine_grace) == "number" and o.engine_grace >= 0, "engine_grace must be seconds >= 0")
   check(type(o.user) == "string" and o.user:match("^%d+:%d+$"), "user must be 'uid:gid' (got %s)", tostring(o.user))
   check(tonumber(o.user:match("^(%d+)")) ~= 0, "user = %q: commands never run as root (uid 0): the sandbox "
     .. "supervisor runs as root to keep PID 1 out of their reach", o.user)
@@ -154,7 +157,7 @@ end
 -- The one description of a session a backend turns into a running one.
 local function session_spec(o, staged)
   local id = sys.random_hex(6)
-  local labels = leftovers.owner_labels()
+  local labels = leftovers.owner_labels(o.save)
   labels["luagent.session"] = id
   for k, v in pairs(o.labels or {}) do labels[k] = tostring(v) end
   return {
@@ -167,7 +170,7 @@ local function session_spec(o, staged)
     mounts = {workspace = {target = sandbox.WORKSPACE, size = o.workspace_bytes},
               tmp = {target = "/tmp", size = o.tmp_bytes}},
     staged = staged, restore = o.restore,
-    max_extract = o.max_extract, max_extract_entries = o.max_extract_entries,
+    max_extract = o.max_extract, max_extract_entries = o.max_extract_entries, engine_grace = o.engine_grace,
   }
 end
 
@@ -230,10 +233,11 @@ function sandbox.open(opts)
   local ok
   ok, err = session:start()
   if not ok then
+    box.saved = true -- it never started: the agent made nothing, and its error is the one said
     box:close()
     return nil, err
   end
-  box.restored = session.restored
+  box.started, box.restored = true, session.restored
   events.emit({type = "sandbox_open", session = spec.id, image = o.image, memory = o.memory, cpus = o.cpus,
                pids = o.pids, network = o.network, staged = #staged})
   return box
@@ -268,9 +272,12 @@ function Box:close()
     self.closed = true
   end
   local ok, err = self._session:remove()
+  local said = self.close_error and err and self.close_error.message == err.message -- close_all's try again
   self.close_error = err
   if ok then self._open_boxes[self.session] = nil end
-  events.emit({type = "sandbox_close", session = self.session, error = err and err.message})
+  if self.started and not said then
+    events.emit({type = "sandbox_close", session = self.session, error = err and err.message})
+  end
   if not ok then return nil, err end
   return true
 end

@@ -19,6 +19,8 @@
 ---@field manifest string the manifest.json written beside the folder
 ---@field error string? why the extraction failed, if it did (also said on stderr)
 ---@field failed luagent.OutputFailure[] files not saved when the extraction failed (empty when it did not)
+---@field unreadable string[]? required globs that could not be read: the Docker engine did not answer (not missing)
+---@field lost string[]? required globs lost with a workspace emptied under the run (not missing)
 
 ---A file of the workspace that was not saved (the extraction failed: a full
 ---disk, the engine gone). A partly written one is removed, never left looking whole.
@@ -35,11 +37,18 @@ local outputs = {}
 ---Extracts a workspace folder safely into host_dir and lists the files with
 ---their sizes and sha256 in manifest.json beside it. An extraction that fails
 ---half-way removes what it wrote partly and lists what failed (report.failed,
----the manifest's `failed`); nil, err (err.report) when the manifest cannot be written.
+---the manifest's `failed`); nil, err (err.report) when the manifest cannot be
+---written, and when required outputs the agent may well have saved are not
+---home: kind docker_unreachable (the engine did not answer within the box's
+---engine_grace: report.unreadable; a box opened with save = {...} keeps its
+---sandbox, and the next run or `luagent sandbox prune` rescues them) or kind
+---sandbox_restarted (its workspace, kept in memory, was emptied when its
+---container stopped: report.lost). report.missing is only what the agent did not save.
 ---@param box luagent.Box
 ---@param workspace_dir string e.g. "output"
 ---@param host_dir string e.g. luagent.run_dir("output")
----@param opts? {required?: string[]}
+---@param opts? {required?: string[], run_id?: string, quiet?: boolean} run_id: the run the manifest names
+---(default the calling run's); quiet: an extraction's failure is not said on stderr
 ---@return luagent.OutputsReport? report
 ---@return luagent.Error? err
 function outputs.collect(box, workspace_dir, host_dir, opts) end

@@ -58,6 +58,8 @@
 ---@field writable_root? boolean default false: the root filesystem is read-only
 ---@field max_extract? integer bytes extract and snapshot may write on the host (default 2 GiB)
 ---@field max_extract_entries? integer entries extract may write (default 20000)
+---@field engine_grace? number seconds bringing outputs home (save, extract, snapshot) waits for a Docker engine that
+---went away, default 30; commands never wait (they fail at once with kind docker_unreachable)
 ---@field engine? luagent.engine.Client a Docker engine client to use
 ---@field docker_host? string an engine address (else DOCKER_HOST or the local socket)
 
@@ -121,6 +123,12 @@
 ---@field created integer seconds since the epoch
 ---@field owner_pid integer? the luagent process that made it
 ---@field alive boolean is that process still running? (leftovers are not)
+---@field run string? the run that opened it (with a save spec)
+---@field save luagent.SandboxSave? its sandbox.open save spec (`to` made absolute)
+---@field outputs "none"|"saved"|"unsaved"|"lost" its save spec's outputs: none, saved home by its run, unsaved,
+---or lost (its workspace was in memory and its container stopped)
+---@field rescue_of string? set on the claim a rescuer makes: the session it rescues
+---@field why string? (prune's kept list) why it was kept
 
 ---@class luagent.sandbox
 local sandbox = {}
@@ -168,11 +176,15 @@ function sandbox.close_all() end
 function sandbox.list(client) end
 
 ---Removes sandboxes (and their volumes) whose luagent process is gone; all of
----them with `{all = true}`. Returns what it removed.
+---them with `{all = true}`. The unsaved outputs of a sandbox opened with
+---save = {...} are rescued first into its run's folder (said through
+---`say`, default stderr); one whose outputs could not be rescued (or, with
+---all, whose run still goes) is removed only when `confirm(info, why)` says
+---so, else kept. Returns what it removed and what it kept.
 ---@param client luagent.engine.Client
----@param opts? {all?: boolean}
+---@param opts? {all?: boolean, confirm?: fun(info: luagent.SandboxInfo, why: string): boolean, say?: fun(line: string)}
 ---@return luagent.SandboxInfo[]? removed
----@return luagent.Error? err
+---@return luagent.SandboxInfo[]|luagent.Error kept_or_err
 function sandbox.prune(client, opts) end
 
 ---Is the luagent process that made a sandbox with these labels still running?
@@ -271,7 +283,9 @@ function Box:extract(path, host_dir, opts) end
 function Box:snapshot(host_tar) end
 
 ---Removes the container and its workspace volume; with `save` set, brings the
----results home first. Safe to call twice.
+---results home first. Safe to call twice. A sandbox whose outputs could not be
+---read for want of the Docker engine is kept (nil, err saying so): the next
+---run, or `luagent sandbox prune`, rescues them into its run's folder.
 ---@return true? ok
 ---@return luagent.Error? err
 function Box:close() end

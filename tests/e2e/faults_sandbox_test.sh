@@ -8,6 +8,7 @@ export LUAGENT_RUNS_DIR="$TMP/runs"
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 left() { docker ps -aq --filter "label=luagent.test=$1" | wc -l; }
+left_volumes() { docker volume ls -q --filter "label=luagent.test=$1" | wc -l; }
 # what a failed check left behind (only this test's own label)
 remove_left() {
   docker ps -aq --filter "label=luagent.test=$1" | xargs -r docker rm -f > /dev/null
@@ -38,6 +39,7 @@ interrupted() {
     { echo "the trace does not end with run_end interrupted:"; tail -2 "$run/trace.jsonl"; return 1; }
   [ "$(cat "$run/output/kept.txt" 2>/dev/null)" = kept ] || { echo "the saved output is missing"; ls -R "$run"; return 1; }
   [ "$(left "$2")" -eq 0 ] || { echo "a sandbox is left"; docker ps -a --filter "label=luagent.test=$2"; return 1; }
+  [ "$(left_volumes "$2")" -eq 0 ] || { echo "a workspace volume is left"; docker volume ls --filter "label=luagent.test=$2"; return 1; }
 }
 
 # ---- an agent's run_python, interrupted ----
@@ -86,20 +88,15 @@ print("PY", box:python("import time; time.sleep(30)"))
 print("AFTER PY"); io.stdout:flush()
 print("EXEC", box:exec("sleep 30"))
 LUA
-name="Ctrl-C during box:python: the recipe stops there (no box:exec after it), exit 130 within 2 s, outputs saved, sandbox removed"
-if [ -z "${LUAGENT_TEST_ISSUE10:-}" ]; then
-  # TODO: needs issue 10's sandbox (box:python raising cancellation); the lead removes this skip when it lands
-  echo "ok - $SUITE: $name # SKIP TODO: needs issue 10's sandbox (box:python raising cancellation)"
-else
-  label=cancel-repro-$$
-  run_until PYTHON INT run "$TMP/box.lua" --set "label=$label"
-  repro_interrupted() {
-    ! grep -q 'AFTER PY' "$TMP/stdout" || { echo "the recipe went on after box:python:"; cat "$TMP/stdout"; return 1; }
-    interrupted 130 "$label"
-  }
-  check "$name" repro_interrupted
-  remove_left "$label"
-fi
+label=cancel-repro-$$
+run_until PYTHON INT run "$TMP/box.lua" --set "label=$label"
+repro_interrupted() {
+  ! grep -q 'AFTER PY' "$TMP/stdout" || { echo "the recipe went on after box:python:"; cat "$TMP/stdout"; return 1; }
+  interrupted 130 "$label"
+}
+check "Ctrl-C during box:python: the recipe stops there (no box:exec after it), exit 130 within 2 s, outputs saved, sandbox and volume removed" \
+  repro_interrupted
+remove_left "$label"
 
 # ---- a run that fails before its first event still has a trace ----
 rm -rf "$LUAGENT_RUNS_DIR"

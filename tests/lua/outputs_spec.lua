@@ -78,4 +78,48 @@ t.test("a manifest that cannot be written: nil, err naming it and the extraction
   t.eq(#err.report.failed, 2)
 end)
 
+-- The engine went away (after the box's engine_grace): the required outputs
+-- could not be read, which is not "the agent did not save them".
+t.test("an engine that does not answer: nil, err (docker_unreachable) naming what was not read, and its rescue", function()
+  local dir = work .. "/four/output"
+  assert(fs.mkdir(dir)) -- a run's folder (run_dir makes it)
+  local box = {session = "abc123", save = {from = "output", to = dir}}
+  function box.extract() return nil, luagent.errors.new("docker_unreachable", "the Docker engine at unix:///x is gone") end
+  function box.exec() return nil, luagent.errors.new("docker_unreachable", "the Docker engine at unix:///x is gone") end
+  local report, err = outputs.collect(box, "output", dir, {required = {"output/a.csv", "output/*.png"}})
+  t.eq(report, nil)
+  t.eq(err.kind, "docker_unreachable")
+  t.match(err.message, "^could not read the outputs in output %(output/a.csv, output/%*.png%): the Docker engine at")
+  t.match(err.message, "They stay in sandbox abc123: the next luagent run on this engine, or 'luagent sandbox prune', "
+    .. "rescues them into " .. dir:gsub("%p", "%%%0"))
+  t.same(err.report.missing, {}, "nothing is called missing")
+  t.same(err.report.unreadable, {"output/a.csv", "output/*.png"})
+  local manifest = json.decode(assert(fs.read(work .. "/four/manifest.json")))
+  t.same(manifest.unreadable, {"output/a.csv", "output/*.png"}); t.same(manifest.missing, {})
+  t.match(manifest.error, "is gone")
+end)
+
+t.test("a workspace emptied under the run (its container stopped): nil, err (sandbox_restarted) saying they were lost", function()
+  local dir = work .. "/five/output"
+  assert(fs.mkdir(dir)); assert(fs.mkdir(work .. "/six/output"))
+  local reset = "sandbox session abc123's container stopped and its workspace, kept in memory, was emptied with it"
+  local box = {session = "abc123"}
+  function box.extract()
+    return nil, luagent.errors.new("not_found", "no such path in the workspace: output",
+      {cause = luagent.errors.new("not_found", "no such path", {workspace_reset = reset})})
+  end
+  function box.exec() return {exit_code = 1, stdout = "", stderr = "find: output: No such file"} end
+  local report, err = outputs.collect(box, "output", dir, {required = {"output/a.csv"}})
+  t.eq(report, nil)
+  t.eq(err.kind, "sandbox_restarted")
+  t.match(err.message, "^the outputs in output were lost %(output/a.csv%): sandbox session abc123's container stopped")
+  t.same(err.report.lost, {"output/a.csv"}); t.same(err.report.missing, {})
+  -- without a reset, what is not there is missing, as before
+  local plain = {}
+  function plain.extract() return nil, luagent.errors.new("not_found", "no such path in the workspace: output") end
+  plain.exec = box.exec
+  local r = assert(outputs.collect(plain, "output", work .. "/six/output", {required = {"output/a.csv"}, quiet = true}))
+  t.same(r.missing, {"output/a.csv"}); t.eq(r.lost, nil)
+end)
+
 return t.done()

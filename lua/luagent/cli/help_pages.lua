@@ -156,7 +156,7 @@ names it. The templates are embedded in the binary.]],
 T.sandbox = {
   about = "build the sandbox image; list and remove leftover sandboxes",
   synopsis = {"luagent sandbox build [--offline | --online] [--force]", "luagent sandbox ls",
-              "luagent sandbox prune [--all]"},
+              "luagent sandbox prune [--all] [--force]"},
   usage = [[
   sandbox build [--offline] | ls | prune            the sandbox image; leftover sandboxes]],
   text = [[
@@ -171,14 +171,20 @@ when the image is already up to date. It pulls its base from a registry when
 one answers, else (or with --offline) builds it from the machine's Debian
 mirror.
 
-ls lists luagent's sandboxes with the run that owns each. A run removes its
+ls lists luagent's sandboxes with the run that owns each, and their outputs
+(a sandbox opened with save = {...}): saved, unsaved, lost (kept in memory,
+and the container stopped) or - (none declared). A run removes its
 sandboxes when it ends, on errors and on Ctrl-C; prune removes those whose run
-is gone (a crash, a kill -9), and with --all every luagent sandbox, running
-or not.]],
+is gone (a crash, a kill -9, a lost engine), and with --all every luagent
+sandbox, running or not. It first rescues a leftover's unsaved outputs into
+its run's folder, and says so; before removing one whose outputs could not
+be rescued it asks (y/N) on the terminal, and without a terminal it keeps
+it and exits 1 unless --force. The next run that opens a sandbox does the
+same sweep, keeping what it could not rescue.]],
   options = {
     {"--offline", "build: without a registry, from the machine's Debian mirror"},
     {"--online", "build: from a registry only"},
-    {"--force", "build: even when the image is up to date"},
+    {"--force", "build: even when the image is up to date; prune: remove without asking, unsaved outputs too"},
     {"--all", "prune: every luagent sandbox, also those of runs still going"},
   },
   examples = {
@@ -188,7 +194,8 @@ or not.]],
   },
   exit = {
     {"0", "done"},
-    {"1", "Docker could not be reached, or the build failed (the message says why and what to do)"},
+    {"1", "Docker could not be reached, the build failed, or prune kept unsaved outputs it could not ask about "
+          .. "(the message says why and what to do)"},
     {"2", "bad usage"},
   },
 }

@@ -1,6 +1,14 @@
--- luagent sandbox build [--offline | --online] [--force] | ls | prune [--all]
+-- luagent sandbox build [--offline | --online] [--force] | ls | prune [--all] [--force]
 -- Each command returns its exit status, or nil and a luagent.errors value
 -- that main prints (a usage error exits 2, any other 1).
+--
+-- ls shows each sandbox's outputs (a session opened with save = {...}):
+-- saved, unsaved (its run died before bringing them home), lost (kept in
+-- memory, and the container stopped). prune first rescues unsaved outputs
+-- into their run's folder (luagent.sandbox.leftovers), and asks on the
+-- terminal (y/N) before removing a sandbox whose outputs could not be
+-- rescued (or, with --all, whose run still goes); --force removes without
+-- asking, and with no terminal to ask on it refuses: exit 1, saying so.
 local errors = require "luagent.errors"
 local engine = require "luagent.engine"
 local leftovers = require "luagent.sandbox.leftovers"
@@ -11,7 +19,8 @@ local cli = {}
 local USAGE = [[
 usage: luagent sandbox build [--offline | --online] [--force]   build luagent-sandbox:latest (skipped when up to date)
        luagent sandbox ls                                        list luagent sandboxes
-       luagent sandbox prune [--all]                             remove those whose run is gone (--all: every one)]]
+       luagent sandbox prune [--all] [--force]                   remove those whose run is gone, after rescuing their
+                                                                 outputs (--all: every one; --force: without asking)]]
 
 local function connect()
   local client, err = engine.connect()
@@ -53,6 +62,13 @@ local function age(created)
   return seconds // 3600 .. "h"
 end
 
+-- What ls says of a sandbox's outputs.
+local function outputs_of(c)
+  if c.outputs == "none" then return "-" end
+  if c.outputs == "unsaved" and c.alive then return "not yet" end -- its run is still going
+  return c.outputs
+end
+
 local function ls(args)
   local ok, err = flags(args, {})
   if not ok then return nil, err end
@@ -62,29 +78,69 @@ local function ls(args)
   local list
   list, err = leftovers.list(client)
   if not list then return nil, err end
-  if #list == 0 then
+  local sessions, unsaved = {}, 0
+  for _, c in ipairs(list) do
+    if not c.rescue_of then sessions[#sessions + 1] = c end
+    if not c.alive and c.outputs == "unsaved" then unsaved = unsaved + 1 end
+  end
+  if #sessions == 0 then
     print("no luagent sandboxes")
     return 0
   end
-  print(("%-14s %-22s %-8s %-8s %-12s %s"):format("SESSION", "NAME", "AGE", "OWNER", "STATE", "IMAGE"))
-  for _, c in ipairs(list) do
-    print(("%-14s %-22s %-8s %-8s %-12s %s"):format(c.session or "?", c.name, age(c.created),
-      c.alive and tostring(c.owner_pid) or "gone", c.state or "?", c.image or "?"))
+  local row = "%-14s %-22s %-8s %-8s %-12s %-8s %s"
+  print(row:format("SESSION", "NAME", "AGE", "OWNER", "STATE", "OUTPUTS", "IMAGE"))
+  for _, c in ipairs(sessions) do
+    print(row:format(c.session or "?", c.name, age(c.created), c.alive and tostring(c.owner_pid) or "gone",
+      c.state or "?", outputs_of(c), c.image or "?"))
+  end
+  if unsaved > 0 then
+    print(("%d sandbox%s left by runs that are gone hold%s unsaved outputs: 'luagent sandbox prune' rescues them "
+      .. "into their run folders"):format(unsaved, unsaved == 1 and "" or "es", unsaved == 1 and "s" or ""))
   end
   return 0
 end
 
+-- The person at the terminal says yes to question; nil when there is no
+-- terminal (/dev/tty cannot be opened: no controlling terminal).
+local function ask(question)
+  local input = io.open("/dev/tty", "r")
+  local output = input and io.open("/dev/tty", "w")
+  if not output then
+    if input then input:close() end
+    return nil
+  end
+  output:write(question, " [y/N] ")
+  output:flush()
+  local answer = input:read("l") or ""
+  input:close()
+  output:close()
+  return answer:match("^%s*[yY]") ~= nil
+end
+
 local function prune(args)
-  local f, err = flags(args, {all = true})
+  local f, err = flags(args, {all = true, force = true})
   if not f then return nil, err end
   local client
   client, err = connect()
   if not client then return nil, err end
-  local removed
-  removed, err = leftovers.prune(client, {all = f.all})
-  if not removed then return nil, err end
+  local refused = 0
+  local function confirm(c, why)
+    if f.force then return true end
+    local yes = ask(("sandbox %s holds unsaved outputs of run %s (%s -> %s), and %s. Remove it, and lose them?")
+      :format(c.session or c.name, c.run or "?", c.save and c.save.from or "?", c.save and c.save.to or "?", why))
+    if yes == nil then refused = refused + 1 end
+    return yes
+  end
+  local removed, kept = leftovers.prune(client, {all = f.all, confirm = confirm, say = print})
+  if not removed then return nil, kept end
   for _, c in ipairs(removed) do print("removed " .. c.name) end
+  for _, c in ipairs(kept) do print(("kept %s: %s"):format(c.name, c.why)) end
   print(("%d sandbox%s removed"):format(#removed, #removed == 1 and "" or "es"))
+  if refused > 0 then
+    return nil, errors.new("refused", ("%d sandbox%s hold%s unsaved outputs that could not be rescued, and there is "
+      .. "no terminal to ask on: nothing of them was removed; rerun with --force to remove them (and lose those "
+      .. "outputs)"):format(refused, refused == 1 and "" or "es", refused == 1 and "s" or ""))
+  end
   return 0
 end
 

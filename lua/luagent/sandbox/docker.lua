@@ -21,11 +21,28 @@
 --   session:extract(name, host_dir, {max_bytes, max_entries}) -> report | nil, err
 --   session:snapshot(host_tar) -> bytes | nil, err
 --   session:remove() -> true | nil, err         idempotent; a failed removal is tried again
+--   session.workspace_reset                     why the workspace was emptied since open, or nil
 -- result = {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated, duration,
 --           stdout_bytes, stderr_bytes, restarted}, plus persistent and state_lost for python calls.
 -- Every error is a luagent.errors value; when the supervisor or the container
 -- dies under a call, the call returns kind "sandbox_restarted" after the
--- session came back (luagent.sandbox.recovery).
+-- session came back, and when the engine does not answer, kind
+-- "docker_unreachable" at once (luagent.sandbox.recovery).
+--
+-- The engine going away (spec.engine_grace seconds, sandbox.open's
+-- engine_grace): an extraction (what brings outputs home) that finds the
+-- engine gone waits that long for it to come back, saying so once, and
+-- tries again; after one wait ran out, later ones do not wait until the
+-- engine answered again. A session whose extraction could not read its
+-- files for want of the engine is kept, not removed: session:remove()
+-- returns an error saying so, and the next run's sweep or `luagent sandbox
+-- prune` rescues its outputs (luagent.sandbox.leftovers). Commands never
+-- wait: their call says at once that the engine went away.
+--
+-- docker.adopt(client, info, {max_extract, max_extract_entries}) -> session
+--   a session of a leftover container (its inspect `info`; started again if
+--   it stopped), for the rescue of its outputs: extract, exec;
+--   session:forget() lets go of it, leaving it there.
 --
 -- Commands run through an executor, the one thing that runs processes in a
 -- session (luagent.sandbox.supervisor). An executor provides:
@@ -58,6 +75,12 @@ local docker = {}
 -- much longer (its kill takes up to 5 s) before it takes the supervisor for
 -- stuck.
 local BACKSTOP = 15
+-- Labels of a session's objects a rescue reads (luagent.sandbox.leftovers):
+-- what its workspace is and the user commands run as (set here), the run
+-- that made it and its save spec (set by sandbox.open, when it has one).
+docker.LABELS = {workspace = "luagent.workspace", user = "luagent.user", run = "luagent.run",
+                 save_from = "luagent.save.from", save_to = "luagent.save.to", save_required = "luagent.save.required"}
+local WORKSPACE_LABEL, USER_LABEL = docker.LABELS.workspace, docker.LABELS.user
 -- Extraction and snapshots: the most a pack may run.
 local PACK_TIMEOUT = 3600
 
@@ -170,6 +193,8 @@ function docker.create(client, spec)
       :format(client.endpoint.description))
   end
   local volume = docker.volume_name(spec.id)
+  spec.labels[WORKSPACE_LABEL] = spec.mounts.workspace.size and "memory" or "disk"
+  spec.labels[USER_LABEL] = ("%d:%d"):format(spec.uid, spec.gid)
   local created, err = supervisor.ensure(client, spec.image, spec.labels)
   if created then
     created, err = call(client, "POST", "/containers/create", container_body(spec, volume),
@@ -184,6 +209,36 @@ function docker.create(client, spec)
     workspace = spec.mounts.workspace.target, uid = spec.uid, gid = spec.gid,
     python_lost = false, removed = false, closing = false, restarts = 0,
   }, Session)
+end
+
+-- A leftover's session, made from its container's inspect: what a rescue
+-- needs (its workspace, its user; nothing is staged again).
+function docker.adopt(client, info, limits)
+  local labels = info.Config and info.Config.Labels or {}
+  local id = labels["luagent.session"]
+  local volume = docker.volume_name(id)
+  local target = "/workspace"
+  for _, m in ipairs(info.Mounts or {}) do
+    if m.Name == volume then target = m.Destination end
+  end
+  local uid, gid = (labels[USER_LABEL] or "1000:1000"):match("^(%d+):(%d+)$")
+  uid, gid = tonumber(uid) or 1000, tonumber(gid) or 1000
+  local spec = {id = id, image = info.Image, labels = labels, uid = uid, gid = gid, staged = {}, engine_grace = 0,
+                mounts = {workspace = {target = target, size = labels[WORKSPACE_LABEL] ~= "disk"}},
+                max_extract = limits.max_extract, max_extract_entries = limits.max_extract_entries}
+  local session = setmetatable({
+    id = id, client = client, container = info.Id, volume = volume, spec = spec, workspace = target, uid = uid,
+    gid = gid, python_lost = false, removed = false, closing = false, restarts = 0,
+  }, Session)
+  session:_serve(true)
+  return session
+end
+
+-- Does the leftover's workspace hold what its commands wrote? Not when it
+-- was in memory and its container stopped.
+function docker.workspace_kept(info)
+  local labels = info.Config and info.Config.Labels or {}
+  return labels[WORKSPACE_LABEL] == "disk" or (info.State and info.State.Running) == true
 end
 
 -- ---- archives ----
@@ -270,8 +325,12 @@ end
 
 -- Starts serve in the background: the first command waits for it (an exec
 -- attach costs a round trip, which staging or the recipe's own work hides).
-function Session:_serve()
+function Session:_serve(run_container)
   self.serving = loop.spawn(function()
+    if run_container then
+      local ok, err = self:_run_container()
+      if not ok then return nil, err end
+    end
     local ex, err = supervisor.start(self)
     if ex and self.closing then ex:close() end
     return ex, err
@@ -298,7 +357,7 @@ end
 function Session:_ready()
   local serving = self.serving
   if serving then
-    local ex, err = serving:wait()
+    local ex, err = recovery.await(serving)
     if self.serving == serving then
       self.serving, self.executor = nil, ex
       if not ex and not self.closing then
@@ -320,9 +379,10 @@ function Session:_run(op, job)
   local ex, err = self:_ready()
   if not ex then return nil, err end
   local started = loop.now()
-  local ok
+  local ok, sent
   ok, err = ex:send(op, job)
   if ok then
+    sent = true
     ok, err = ex:wait(job, (job.timeout or 0) > 0 and job.timeout + BACKSTOP or nil) -- 0: no timeout
     if not ok then ex:result(job) end -- forgotten
   end
@@ -331,7 +391,7 @@ function Session:_run(op, job)
   end
   if not ok then
     if self.closing then return nil, closed_error(self) end
-    return nil, recovery.recover(self, ex, type(err) == "table" and err.message or err)
+    return nil, recovery.recover(self, ex, type(err) == "table" and err.message or err, sent)
   end
   return ex:result(job), loop.now() - started
 end
@@ -361,7 +421,7 @@ function Session:python(code, opts)
     return self:_python(code, opts)
   end)
   self.python_last = this
-  return this:wait()
+  return recovery.await(this)
 end
 
 function Session:spawn(job, command)
@@ -379,30 +439,87 @@ end
 -- the limits (a sandbox can make a terabyte sparse file for free): the
 -- supervisor refuses an entry over the limits without reading it, and the
 -- host extracts what comes by the rules of luagent.tar.
+-- Waits for the engine (spec.engine_grace seconds, once: see the top) and
+-- says so; true when it answers again.
+function Session:_wait_engine(err, what)
+  local grace = self.spec.engine_grace or 0
+  -- a run that is stopping (Ctrl-C) does not wait: its outputs are rescued later
+  if grace <= 0 or self.engine_given_up or self.closing or loop.cancelled() then return false end
+  io.stderr:write(("luagent: %s; waiting up to %s s for it to come back (sandbox engine_grace), to %s\n")
+    :format((err.cause or err).message, grace, what))
+  local started = loop.now()
+  local back = recovery.wait_engine(self, grace)
+  if not back then
+    self.engine_given_up = true
+    return false
+  end
+  io.stderr:write(("luagent: the Docker engine answers again after %.1f s\n"):format(loop.now() - started))
+  return true
+end
+
+-- A pack reads and changes nothing in the session: after a restart (the
+-- engine came back) it runs again.
+function Session:_pack(job, what)
+  local raw, err = self:_run("pack", job)
+  if not raw and err.kind == "docker_unreachable" and self:_wait_engine(err, what) then
+    raw, err = self:_run("pack", job)
+  end
+  if not raw and err.kind == "sandbox_restarted" then raw, err = self:_run("pack", job) end
+  if raw then self.engine_given_up = nil end
+  return raw, err
+end
+
+-- What could not be read for want of the engine keeps a session that has
+-- outputs to save (see the top): a rescue brings them home.
+function Session:_unread(err)
+  if err.kind == "docker_unreachable" and self.spec.labels[docker.LABELS.save_from] then self.unread = true end
+  return err
+end
+
 function Session:extract(name, host_dir, opts)
   local strip = name == "" and "workspace" or name:match("([^/]+)$")
-  local raw, err = self:_run("pack", {path = self:_workspace_path(name), dest = host_dir, strip = strip,
+  local path = self:_workspace_path(name)
+  local raw, err = self:_pack({path = path, dest = host_dir, strip = strip,
     max_bytes = opts.max_bytes or self.spec.max_extract, max_entries = opts.max_entries or self.spec.max_extract_entries,
-    timeout = PACK_TIMEOUT})
-  if not raw then return nil, err end
-  return packing.extract_report(raw, self:_workspace_path(name))
+    timeout = PACK_TIMEOUT}, "read " .. path .. " from sandbox " .. self.id)
+  if not raw then return nil, self:_unread(err) end
+  if name == self.spec.labels[docker.LABELS.save_from] then self.unread = nil end
+  local report
+  report, err = packing.extract_report(raw, path)
+  if self.workspace_reset then (report or err).workspace_reset = self.workspace_reset end
+  return report, err
 end
 
 function Session:snapshot(host_tar)
-  local raw, err = self:_run("pack", {path = self.workspace, save = host_tar, max_bytes = self.spec.max_extract,
-    max_entries = self.spec.max_extract_entries, timeout = PACK_TIMEOUT})
+  local raw, err = self:_pack({path = self.workspace, save = host_tar, max_bytes = self.spec.max_extract,
+    max_entries = self.spec.max_extract_entries, timeout = PACK_TIMEOUT}, "snapshot sandbox " .. self.id)
   if not raw then return nil, err end
   return packing.snapshot_bytes(raw, self.spec.max_extract)
 end
 
 -- ---- removal ----
 
+-- Lets go of the session (its supervisor's connection); its container and
+-- volume stay.
+function Session:forget()
+  self.closing = true -- a serve still starting closes itself
+  if self.executor then self.executor:close() end
+end
+
+-- Kept, with an error saying so, while it holds files an extraction could
+-- not read for want of the engine; not tried while the engine's socket is
+-- gone (a stopping engine may still answer a connection it had, and remove
+-- the container half-way).
 function Session:remove()
   if self.removed then return true end
-  if not self.closing then
-    self.closing = true -- a serve still starting closes itself
-    if self.executor then self.executor:close() end
+  if not self.closing then self:forget() end
+  if self.unread then
+    return errors.fail("docker_unreachable", "it is kept, for the rescue of the outputs that could not be read when "
+      .. "the Docker engine went away (by the next luagent run on this engine, or 'luagent sandbox prune')",
+      {session = self.id, kept = true})
   end
+  local gone = recovery.socket_gone(self.client)
+  if gone then return nil, gone end
   local ok, err = docker.remove(self.client, self.container, self.id)
   self.removed = ok == true
   return ok, err

@@ -56,7 +56,7 @@ function Process:_lost(why)
   self.ended = true
   self.lost = true
   pcall(self.ex.result, self.ex, self.job)
-  return nil, require("luagent.sandbox.recovery").recover(self.session, self.ex, why)
+  return nil, require("luagent.sandbox.recovery").recover(self.session, self.ex, why, true)
 end
 
 function Process:_gone()

@@ -1,39 +1,101 @@
 -- luagent.sandbox.recovery: what a session does when its supervisor or its
 -- container dies under it (killed from the host, the engine restarted, a
--- bug). The supervisor's channel ends, and then:
---   - the call that was running, or the next call when it died between
---     calls, returns nil, err of kind "sandbox_restarted" — never a command
---     result made of an engine error;
---   - before that error is returned the session is back: a container that
---     stopped is started again (its PID 1, the supervisor, is in its own
---     volume), a tmpfs workspace, which the stop emptied, is staged again
---     with what sandbox.open staged, and a new `serve` is started;
+-- bug), or when the Docker engine itself goes away. The supervisor's
+-- channel ends, and then:
+--   - when the engine does not answer (it stopped, or died), the call that
+--     was running, or the next call, returns nil, err of kind
+--     "docker_unreachable" saying so, at once: nothing is restarted, and the
+--     next call tries again (the engine may be back);
+--   - else the call returns nil, err of kind "sandbox_restarted" — never a
+--     command result made of an engine error — once the session is back: a
+--     container that stopped is started again (its PID 1, the supervisor, is
+--     in its own volume), a tmpfs workspace, which the stop emptied, is
+--     staged again with what sandbox.open staged (session.workspace_reset
+--     says when and why, for whoever reads the outputs later), and a new
+--     `serve` is started;
 --   - the next box:python call reports state_lost (the interpreter is gone).
 -- Every task that saw the same executor die shares one recovery.
 --
---   recovery.recover(session, dead_executor, why) -> err
+--   recovery.recover(session, dead_executor, why [, running]) -> err
+--   recovery.engine_lost(client) -> err | nil      a docker_unreachable error when the engine does not answer
+--   recovery.socket_gone(client) -> err | nil      the same, when its unix socket's file is gone (no call made)
+--   recovery.wait_engine(session, seconds) -> true | nil, err   until it answers again, at most seconds
+--   recovery.await(task) -> its results        a cancellation it ended with is raised, never returned
 local errors = require "luagent.errors"
 local loop = require "luagent.loop"
+local fs = require "luagent.fs"
 local supervisor = require "luagent.sandbox.supervisor"
 
 local recovery = {}
 
 local ATTEMPTS = 3
+-- How often a wait for the engine asks whether it is back.
+local POLL = 0.5
+
+-- A task's results; a cancellation (Ctrl-C, SIGTERM) it ended with is the
+-- waiter's too, and goes on up.
+function recovery.await(task)
+  local value, err = task:wait()
+  if value == nil and type(err) == "table" and err.kind == "cancelled" then error(err, 0) end
+  return value, err
+end
+
+-- A stopping engine closes its socket first (and removes the file) and
+-- then stops the containers, while connections it already had may still be
+-- answered: the socket's file is asked before the engine is.
+function recovery.socket_gone(client)
+  local endpoint = client.endpoint
+  local socket = endpoint.unix_socket
+  if socket and not fs.stat(socket) then
+    return errors.new("docker_unreachable", ("the Docker engine at %s is gone: there is no socket at %s")
+      :format(endpoint.description, socket), {endpoint = endpoint.description})
+  end
+end
+
+function recovery.engine_lost(client)
+  local gone = recovery.socket_gone(client)
+  if gone then return gone end
+  local endpoint = client.endpoint
+  local ok, err = client:call("GET", "/_ping", nil, {timeout = 5})
+  if ok then return nil end
+  if err.kind == "docker_unreachable" then return err end
+  if err.kind == "network" or err.kind == "timeout" or err.kind == "connect" then
+    return errors.new("docker_unreachable", ("the Docker engine at %s does not answer: %s")
+      :format(endpoint.description, err.message), {endpoint = endpoint.description})
+  end
+  return nil
+end
+
+function recovery.wait_engine(session, seconds)
+  local deadline = loop.now() + seconds
+  while true do
+    local lost = recovery.engine_lost(session.client)
+    if not lost then return true end
+    if loop.now() >= deadline or session.closing then return nil, lost end
+    loop.sleep(math.min(POLL, deadline - loop.now()))
+  end
+end
 
 -- Brings the session back; returns what was restarted ("supervisor" or
 -- "container") | nil, err.
 local function restart(session)
+  local lost = recovery.engine_lost(session.client)
+  if lost then return nil, lost end
   if session.executor then session.executor:close() end -- its serve ends with its stdin
   session.executor = nil
   session.python_lost = true
   local last_err
   for attempt = 1, ATTEMPTS do
     local running, fresh = session:_run_container()
-    if not running then return nil, fresh end
+    if not running then return nil, recovery.engine_lost(session.client) or fresh end
     local ok, err = true, nil
     if fresh then
       session.restarted_container = true
-      if session.spec.mounts.workspace.size then ok, err = session:_stage() end -- the tmpfs was emptied
+      if session.spec.mounts.workspace.size then -- the tmpfs was emptied
+        session.workspace_reset = ("sandbox session %s's container stopped (the Docker engine restarted, or it was "
+          .. "killed) and its workspace, kept in memory (workspace_size), was emptied with it"):format(session.id)
+        ok, err = session:_stage()
+      end
     end
     if ok then
       local ex
@@ -46,8 +108,8 @@ local function restart(session)
         return what
       end
     end
-    last_err = err
-    if session.closing then break end
+    last_err = recovery.engine_lost(session.client) or err
+    if session.closing or last_err.kind == "docker_unreachable" then break end
     loop.sleep(0.2 * attempt) -- e.g. the container was still stopping
   end
   return nil, last_err
@@ -63,19 +125,31 @@ local function restart_error(session, what, why)
     :format(session.id, why, done), {restarted = what, session = session.id})
 end
 
+local function unreachable_error(session, err, running)
+  local message = running
+    and ("the Docker engine went away while the command ran, so its result is lost: %s. The sandbox session %s "
+      .. "cannot be used until the engine is back"):format(err.message, session.id)
+    or ("the sandbox session %s cannot be reached: %s"):format(session.id, err.message)
+  return errors.new("docker_unreachable", message, {session = session.id, endpoint = err.endpoint, cause = err})
+end
+
 -- The error for a call whose executor `dead` died (or stopped answering),
--- returned once the session is back (or the error that kept it down).
-function recovery.recover(session, dead, why)
+-- returned once the session is back (or the error that kept it down);
+-- `running`: the call's command had been sent. A recovery that failed is
+-- not shared with later calls: each tries again.
+function recovery.recover(session, dead, why, running)
   why = tostring(why or "it stopped"):gsub("^the sandbox supervisor is gone: ", "")
   local r = session.recovery
-  if not (r and r.dead == dead) then
+  if not (r and r.dead == dead and not r.failed) then
     r = {dead = dead}
     r.task = loop.spawn(function() return restart(session) end)
     session.recovery = r
   end
-  local what, err = r.task:wait()
+  local what, err = recovery.await(r.task)
   if session.closing then return errors.new("closed", ("the sandbox session %s is closed"):format(session.id)) end
   if not what then
+    r.failed = true
+    if err.kind == "docker_unreachable" then return unreachable_error(session, err, running) end
     return errors.wrap(err, ("the sandbox session %s lost its supervisor (%s) and could not start it again")
       :format(session.id, why))
   end
