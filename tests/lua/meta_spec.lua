@@ -53,7 +53,7 @@ local MODULES = {
 local CLASSES = {
   Box = "sandbox.lua", Process = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
   Agent = "agent.lua", Policy = "retry.lua", Client = "lowlevel.lua", Trace = "trace.lua", Cache = "cache.lua",
-  RecipeRun = "lowlevel.lua",
+  RecipeRun = "lowlevel.lua", Pool = "sandbox.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {
