@@ -217,10 +217,10 @@ end
 local function from_pool(client, o, spec)
   local session = pools.take(client, spec)
   if session or not o.pool or o.pool == 0 or pools.has(client, spec) then return session end
+  hook_default() -- drained by close_all
   local made, err = pools.new{backend = backend, client = client, spec = spec, size = o.pool,
                               option = "sandbox.open: pool"}
   if not made then return nil, err end
-  hook_default() -- drained by close_all
   return nil
 end
 
@@ -299,11 +299,11 @@ function sandbox.pool(opts)
   local client, err = sandbox.engine(opts)
   if not client then return nil, err end
   leftovers.sweep(client)
+  hook_default() -- close_all drains every pool, even one interrupted while it starts
   local warm
   warm, err = pools.new{backend = backend, client = client, spec = session_spec(o, {}), size = opts.size,
                         option = "sandbox.pool: size", wait = true}
   if not warm then return nil, err end
-  hook_default()
   require("luagent.run").current():at_exit(function() warm:close() end)
   return warm
 end

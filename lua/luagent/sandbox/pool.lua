@@ -93,14 +93,14 @@ end
 
 -- What the engine can hold: its memory, less what the other pools on it
 -- keep (each session may use its whole memory cgroup).
-local function check_capacity(client, spec, size, option)
+local function check_capacity(client, spec, size, option, self)
   local info, err = client:call("GET", "/info")
   if not info then return nil, errors.from(err) end
   local total = tonumber(info.MemTotal) or 0
   local held = 0
   for _, list in pairs(open_pools) do
     for _, p in ipairs(list) do
-      if p.client.endpoint.description == client.endpoint.description then
+      if p ~= self and p.client.endpoint.description == client.endpoint.description then
         held = held + p.size * p.template.limits.memory
       end
     end
@@ -148,12 +148,13 @@ local function fill_one(p)
     session = nil
   end
   p.starting = p.starting - 1
+  if loop.cancelled() then p.stopped = true end -- only the process stopping cancels a start (Ctrl-C)
   if session and p.closed then
     session:remove()
   elseif session then
     p.ready[#p.ready + 1] = session
     p.failures = 0
-  elseif not p.closed then
+  elseif not (p.closed or p.stopped) then
     p.failures, p.error = p.failures + 1, err
     if p.failures == MAX_FAILURES and not p.wait_fill then
       io.stderr:write(("luagent: the sandbox pool %s stopped starting sessions after %d failures (%s); "
@@ -181,8 +182,10 @@ function Pool:_settle()
   for _, task in ipairs(running) do task:wait() end
 end
 
+-- Starts sessions until it is full; not once the process is stopping (its
+-- starts were cancelled: one begun then could outlast the grace period).
 function Pool:_refill()
-  while not self.closed and self.failures < MAX_FAILURES and #self.ready + self.starting < self.size do
+  while not (self.closed or self.stopped) and self.failures < MAX_FAILURES and #self.ready + self.starting < self.size do
     self.starting = self.starting + 1
     track(self, function()
       local made = fill_one(self)
@@ -194,10 +197,10 @@ end
 
 -- ---- making, taking ----
 
+-- The pool is known (pool.has) before anything waits, so opens running at
+-- the same time do not make a second one; a pool that cannot be is closed.
 function pool.new(o)
   local key = pool.key(o.client, o.spec)
-  local ok, err = check_capacity(o.client, o.spec, o.size, o.option)
-  if not ok then return nil, err end
   local p = setmetatable({
     id = sys.random_hex(6), key = key, backend = o.backend, client = o.client, template = o.spec, size = o.size,
     ready = {}, starting = 0, taken = 0, failures = 0, handed = {}, tasks = {}, closed = false,
@@ -205,14 +208,17 @@ function pool.new(o)
   }, Pool)
   open_pools[key] = open_pools[key] or {}
   table.insert(open_pools[key], p)
-  p:_refill()
-  if o.wait then
-    ok, err = p:wait()
-    p.wait_fill = nil
-    if not ok then
-      p:close()
-      return nil, errors.wrap(err, "the sandbox pool could not start its sessions")
-    end
+  local done, ok, err = pcall(check_capacity, o.client, o.spec, o.size, o.option, p)
+  if done and ok then
+    p:_refill()
+    if o.wait then done, ok, err = pcall(p.wait, p) end
+  end
+  p.wait_fill = nil
+  if not (done and ok) then
+    p:close()
+    if not done then error(ok, 0) end -- cancelled (Ctrl-C): what it made is removed
+    if err.kind == "config" then return nil, err end
+    return nil, errors.wrap(err, "the sandbox pool could not start its sessions")
   end
   return p
 end
@@ -252,6 +258,7 @@ function Pool:wait()
     if #self.ready >= self.size then return true end
     if next(self.tasks) == nil then
       if self.failures >= MAX_FAILURES then return nil, self.error end
+      if self.stopped then return errors.fail("cancelled", "the sandbox pool stopped: the run is stopping") end
       self:_refill()
     end
     self:_settle()
