@@ -165,6 +165,22 @@ t.test("the pool refills in the background after a hand-out", function()
   t.ok(c.container ~= a.container and c.container ~= b.container)
 end)
 
+t.test("a ready session that died while it waited is not handed out, and is removed", function()
+  local tag = new_tag()
+  local warm <close> = assert(sandbox.pool(small(tag, {size = 2})))
+  local dead = warm.ready[1].container
+  assert(client:call("POST", "/containers/" .. dead .. "/kill"))
+  local deadline = luagent.now() + 10
+  while warm.ready[1]:alive() and luagent.now() < deadline do luagent.sleep(0.05) end
+  local box <close> = assert(sandbox.open(small(tag)))
+  t.ok(box.pooled, "the other ready one")
+  t.ok(box.container ~= dead)
+  t.eq(box:exec("echo alive").stdout, "alive\n")
+  assert(warm:wait())
+  local gone, err = client:call("GET", "/containers/" .. dead .. "/json")
+  t.eq(gone, nil); t.eq(err.kind, "not_found", "the dead one was removed")
+end)
+
 t.test("20 tasks opening at once with a pool of 4 never get the same session", function()
   local tag = new_tag()
   local warm <close> = assert(sandbox.pool(small(tag, {size = 4})))
