@@ -13,13 +13,15 @@
 --   box:put("notes.txt", "text"); box:get("notes.txt")
 --   box:extract("output", "runs/1/output")         -- safe: nothing lands outside the folder
 --   box:snapshot("ws.tar"); sandbox.open{restore = "ws.tar"}
+--   local warm <close> = sandbox.pool{size = 4, memory = "1g"}  -- opens of that spec take a started session
+--   sandbox.open{memory = "1g", pool = 4}          -- the same, made by the first such open (until the process ends)
 --   box:python("import pandas as pd; df = pd.read_csv('input/data.csv')")  -- state persists
 --   box:python("len(df)")                          -- {stdout = "8760\n", ...}
 --
 -- This module is the part recipes see: it checks options, builds one session
 -- spec and hands it to the backend (luagent.sandbox.docker, the local Docker
 -- engine), and checks the arguments of the box's methods. Leftovers of
--- crashed runs: luagent.sandbox.leftovers.
+-- crashed runs: luagent.sandbox.leftovers. Warm pools: luagent.sandbox.pool.
 --
 -- Safe by default: no network; memory capped with swap equal to memory; CPU
 -- quota; pids limit; no-new-privileges; read-only root with a writable
@@ -51,6 +53,7 @@ local fs = require "luagent.fs"
 local events = require "luagent.events"
 local backend = require "luagent.sandbox.docker"
 local leftovers = require "luagent.sandbox.leftovers"
+local pools = require "luagent.sandbox.pool"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
@@ -150,6 +153,8 @@ local function settings(opts)
   check(o.command == nil, "command is not supported: the container's command is the sandbox supervisor "
     .. "(start long-lived processes with box:spawn)")
   check(o.runner ~= false, "runner = false is gone: every command runs through the sandbox supervisor")
+  check(not o.pool or math.type(o.pool) == "integer" and o.pool >= 0,
+    "pool = %s: say how many sessions like this one to keep started (a whole number; 0: none)", tostring(o.pool))
   o.env_list = select(2, checked_env(o.env, "env"))
   return o
 end
@@ -183,6 +188,15 @@ end
 local open_boxes = {}
 local hooked = false
 
+-- What is still open when the process's own run ends is closed then.
+local function hook_default()
+  local default = require("luagent.run")._default()
+  if not hooked and default then
+    hooked = true
+    default:at_exit(sandbox.close_all)
+  end
+end
+
 local function close_boxes(r)
   for _, box in pairs(open_boxes[r] or {}) do box:close() end
   if open_boxes[r] and next(open_boxes[r]) == nil then open_boxes[r] = nil end
@@ -191,16 +205,26 @@ end
 local function remember(box)
   local run = require "luagent.run"
   local r, default = run.current(), run._default()
-  if not hooked and default then
-    hooked = true
-    default:at_exit(sandbox.close_all)
-  end
+  hook_default()
   if not open_boxes[r] then
     open_boxes[r] = {}
     if r ~= default then r:at_exit(function() close_boxes(r) end) end
   end
   open_boxes[r][box.session] = box
   box._open_boxes = open_boxes[r]
+end
+
+-- A session from a warm pool of this spec, or nil. open{pool = N} makes
+-- that pool when there is none yet (this open starts cold, and the pool
+-- lives until the process ends).
+local function from_pool(client, o, spec)
+  local session = pools.take(client, spec)
+  if session or not o.pool or o.pool == 0 or pools.has(client, spec) then return session end
+  hook_default() -- drained by close_all
+  local made, err = pools.new{backend = backend, client = client, spec = spec, size = o.pool,
+                              option = "sandbox.open: pool"}
+  if not made then return nil, err end
+  return nil
 end
 
 -- sandbox.open(opts) -> box | nil, err
@@ -222,32 +246,78 @@ function sandbox.open(opts)
   if not client then return nil, err end
   leftovers.sweep(client)
   local session
-  session, err = backend.create(client, spec)
-  if not session then return nil, err end
+  session, err = from_pool(client, o, spec)
+  if err then return nil, err end
+  local pooled = session ~= nil
+  if not session then
+    session, err = backend.create(client, spec)
+    if not session then return nil, err end
+  end
   local box = setmetatable({
-    session = spec.id, image = o.image, memory = o.memory, timeout = o.timeout, max_output = o.max_output,
+    session = session.id, image = o.image, memory = o.memory, timeout = o.timeout, max_output = o.max_output,
     workdir = o.workdir, user = o.user, max_extract = o.max_extract, max_extract_entries = o.max_extract_entries,
     save = o.save, container = session.container, volume = session.volume, closed = false, _session = session,
+    pooled = pooled,
   }, Box)
   remember(box) -- before it starts: an interrupted start is cleaned up too
   local ok
-  ok, err = session:start()
+  if pooled then ok, err = session:stage(spec.staged, spec.restore) else ok, err = session:start() end
   if not ok then
     box.saved = true -- it never started: the agent made nothing, and its error is the one said
     box:close()
     return nil, err
   end
   box.started, box.restored = true, session.restored
-  events.emit({type = "sandbox_open", session = spec.id, image = o.image, memory = o.memory, cpus = o.cpus,
-               pids = o.pids, network = o.network, staged = #staged})
+  events.emit({type = "sandbox_open", session = session.id, image = o.image, memory = o.memory, cpus = o.cpus,
+               pids = o.pids, network = o.network, staged = #staged, pooled = pooled or nil})
   return box
 end
 
--- Closes every box still open, of every run.
+local POOL_OPTIONS = {size = true, image = true, memory = true, cpus = true, pids = true, network = true,
+  user = true, workdir = true, tmp_size = true, workspace_size = true, timeout = true, max_output = true,
+  max_extract = true, max_extract_entries = true, env = true, labels = true, writable_root = true, engine = true,
+  docker_host = true, manifest = true, restore = true, save = true, command = true, cap_add = true, runner = true}
+
+-- sandbox.pool{size = N, ...sandbox.open's options} -> pool | nil, err
+-- Keeps N started, never-used sessions of the spec these options make;
+-- sandbox.open with options that make the same spec takes one (manifest,
+-- restore, save, timeout and max_output are each open's own and do not
+-- matter). Returns once all N are up; the pool is drained when the run that
+-- made it ends, or by pool:close() / <close>.
+function sandbox.pool(opts)
+  if type(opts) ~= "table" then error("sandbox.pool: expects a table of options {size = N, ...sandbox.open's}", 2) end
+  local names = {}
+  for k in pairs(POOL_OPTIONS) do names[#names + 1] = k end
+  table.sort(names)
+  for k in pairs(opts) do
+    if not POOL_OPTIONS[k] then
+      error(("sandbox.pool: unknown option '%s' (the options are %s)"):format(tostring(k), table.concat(names, ", ")), 2)
+    end
+  end
+  if math.type(opts.size) ~= "integer" or opts.size < 1 then
+    error(("sandbox.pool: size = %s: say how many sessions to keep started (a whole number, 1 or more)")
+      :format(tostring(opts.size)), 2)
+  end
+  local ok, o = pcall(settings, opts)
+  if not ok then error((tostring(o):gsub("sandbox%.open: ", "sandbox.pool: ", 1)), 2) end
+  local client, err = sandbox.engine(opts)
+  if not client then return nil, err end
+  leftovers.sweep(client)
+  hook_default() -- close_all drains every pool, even one interrupted while it starts
+  local warm
+  warm, err = pools.new{backend = backend, client = client, spec = session_spec(o, {}), size = opts.size,
+                        option = "sandbox.pool: size", wait = true}
+  if not warm then return nil, err end
+  require("luagent.run").current():at_exit(function() warm:close() end)
+  return warm
+end
+
+-- Closes every box still open, of every run, and drains every warm pool.
 function sandbox.close_all()
   local runs = {}
   for r in pairs(open_boxes) do runs[#runs + 1] = r end
   for _, r in ipairs(runs) do close_boxes(r) end
+  pools.drain_all()
 end
 
 function Box:__tostring()

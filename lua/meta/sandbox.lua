@@ -62,6 +62,14 @@
 ---went away, default 30; commands never wait (they fail at once with kind docker_unreachable)
 ---@field engine? luagent.engine.Client a Docker engine client to use
 ---@field docker_host? string an engine address (else DOCKER_HOST or the local socket)
+---@field pool? integer keep this many sessions like this one started (a warm pool, made by the first such
+---open, which starts cold, and drained when the process ends): later opens of the same spec take one. 0: none.
+---A recipe wires it to a setting (`pool = cfg.sandbox.pool`) so `--set sandbox.pool=4` and evals can turn it on
+
+---Options of sandbox.pool: sandbox.open's (those that make the session spec must match an open's for it to
+---take a pooled session; manifest, restore, save, timeout and max_output are each open's own), and size.
+---@class luagent.SandboxPoolOptions: luagent.SandboxOptions
+---@field size integer how many started, never-used sessions to keep (1 or more)
 
 ---Options of box:exec.
 ---@class luagent.ExecOptions
@@ -166,7 +174,24 @@ function sandbox.text(text) end
 ---@return luagent.Error? err
 function sandbox.open(opts) end
 
----Closes every session still open (luagent does this when the run ends).
+---Keeps `size` sessions of the spec these options make started, their
+---supervisor up and nothing staged: sandbox.open with options that make the
+---same spec takes one (≈ 1 ms, plus staging its manifest) and the pool
+---starts another in the background; a session is never handed out twice;
+---an open of another spec starts cold. Returns once all are up. The pool is
+---drained (its idle sessions removed) when the run that made it ends — also
+---on an error or Ctrl-C — or by pool:close(); a crashed process's are
+---removed by the next run's sweep or `luagent sandbox prune`. Bad options
+---raise naming them; a pool the engine cannot hold (size x memory +
+---tmp_size + workspace_size over the engine's memory), an image that is not
+---there, an engine that does not answer: nil, err, and nothing left running.
+---@param opts luagent.SandboxPoolOptions
+---@return luagent.SandboxPool? pool
+---@return luagent.Error? err
+function sandbox.pool(opts) end
+
+---Closes every session still open, and drains every warm pool (luagent does
+---this when the run ends).
 function sandbox.close_all() end
 
 ---Every luagent sandbox the engine knows, oldest first.
@@ -218,6 +243,7 @@ function sandbox.parse_size(value, field) end
 ---@field max_output integer
 ---@field closed boolean
 ---@field restored luagent.ExtractReport? what sandbox.open{restore = ...} staged
+---@field pooled boolean the session came from a warm pool (sandbox.pool, open's `pool`)
 local Box = {}
 
 ---Runs a command: a string runs under `sh -c`, a table is an argv. A command
@@ -330,5 +356,27 @@ function Process:running() end
 ---Kills it if it still runs; the handle is closed.
 ---@return true
 function Process:close() end
+
+---A warm pool (made by sandbox.pool). Also `local pool <close> = ...`.
+---@class luagent.SandboxPool
+---@field id string in the label luagent.pool=<id> its sessions carry (also after hand-out)
+---@field size integer
+local Pool = {}
+
+---Drains it: the sessions it did not hand out are removed (those still
+---starting when they are up). Idempotent; handed-out boxes are not touched.
+---@return true? ok
+---@return luagent.Error? err
+function Pool:close() end
+
+---Waits until it is full again (after hand-outs); nil, err when sessions
+---keep failing to start, or the pool is closed.
+---@return true? ok
+---@return luagent.Error? err
+function Pool:wait() end
+
+---How it stands.
+---@return {size: integer, ready: integer, starting: integer, taken: integer, failures: integer}
+function Pool:stats() end
 
 return sandbox

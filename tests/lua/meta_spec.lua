@@ -49,7 +49,7 @@ for _, name in ipairs(LOW_LEVEL) do MODULES["luagent." .. name] = {name .. ".lua
 local CLASSES = {
   Box = "sandbox.lua", Process = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
   Agent = "agent.lua", Policy = "retry.lua", Client = "engine.lua", Trace = "trace.lua", Cache = "cache.lua",
-  RecipeRun = "run.lua", McpClient = "mcp.lua", McpToolList = "mcp.lua",
+  RecipeRun = "run.lua", McpClient = "mcp.lua", McpToolList = "mcp.lua", Pool = "sandbox.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {
