@@ -163,12 +163,6 @@ local function image_missing(err, name)
 end
 
 function docker.create(client, spec)
-  if not client.endpoint.unix_socket then
-    return errors.fail("config", ("sandbox sessions need a Docker engine on a unix socket, and %s is not one: "
-      .. "luagent speaks to the sandbox supervisor over a hijacked attach, which it opens on unix sockets only; "
-      .. "point DOCKER_HOST at a local socket (e.g. forward the remote one with ssh -L)")
-      :format(client.endpoint.description))
-  end
   local volume = docker.volume_name(spec.id)
   local created, err = supervisor.ensure(client, spec.image, spec.labels)
   if created then
