@@ -51,7 +51,10 @@ checks() {
   echo $? > "$TMP/status"
   cat "$TMP/checks.out"
   grep -q '^ok' "$TMP/checks.out" || { echo "not ok - $SUITE: the checks ran none"; sed 's/^/    /' "$TMP/checks.err"; }
-  grep -q '^not ok' "$TMP/checks.out" && sed 's/^/    /' "$TMP/checks.err" | tail -30 >&2
+  if grep -q '^not ok' "$TMP/checks.out"; then sed 's/^/    /' "$TMP/checks.err" | tail -30 >&2
+  elif [ "$(cat "$TMP/status")" != 0 ]; then
+    echo "not ok - $SUITE: the checks exited with status $(cat "$TMP/status")"; sed 's/^/    /' "$TMP/checks.err" | tail -30
+  fi
 }
 
 sh tools/busybox-image.sh luagent-busybox:test > "$TMP/busybox.out" 2>&1 ||
