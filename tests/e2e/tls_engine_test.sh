@@ -9,7 +9,8 @@
 # engine's socket, the engine stopped in the middle of a command). Faults:
 # a CA that did not sign the engine, missing certificate files.
 # LUAGENT_TEST_TLS_PYTHON=1 copies the 1.2 GB sandbox image into the engine
-# (once: it keeps its data root) so box:python is checked there too.
+# (once: it keeps its data root) so box:python is checked there too, as it is
+# whenever an earlier run copied it.
 . tests/e2e/lib.sh
 NAME=luagent-tls-e2e
 ENGINES=${LUAGENT_ENGINES_DIR:-/tmp/luagent-engines}
@@ -65,6 +66,8 @@ if ! start_engine --tls; then echo "not ok - $SUITE: start a TLS engine with tes
 python=""
 if [ -n "${LUAGENT_TEST_TLS_PYTHON:-}" ]; then
   engines image "$NAME" luagent-sandbox:latest && python=1
+elif engine_docker image inspect luagent-sandbox:latest > /dev/null 2>&1; then
+  python=1 # copied in by an earlier run
 fi
 export DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$DIR/certs
 mkdir -p "$TMP/wrong" "$TMP/nocert"
