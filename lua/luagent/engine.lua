@@ -70,9 +70,28 @@ local function why_unreachable(endpoint, err)
 end
 
 local function unreachable(endpoint, err)
+  if err.kind == "tls" then
+    return errors.new("tls", ("TLS with the Docker engine at %s failed: %s (CA file %s, certificate %s, key %s). "
+      .. "Are these the files made for this engine (DOCKER_CERT_PATH)?"):format(endpoint.description, err.message,
+      endpoint.ca_file or "the system's", endpoint.cert_file or "none", endpoint.key_file or "none"),
+      {endpoint = endpoint.description})
+  end
   return errors.new("docker_unreachable", ("cannot reach the Docker engine at %s: %s. %s"):format(
     endpoint.description, why_unreachable(endpoint, err), how_to_start(endpoint)),
     {endpoint = endpoint.description})
+end
+
+-- DOCKER_TLS_VERIFY needs three files; the first one missing, as an error.
+local function tls_file_missing(endpoint)
+  for _, f in ipairs{{"ca_file", "the CA certificate"}, {"cert_file", "the client certificate"},
+                     {"key_file", "the client key"}} do
+    local path = endpoint[f[1]]
+    if path and not require("luagent.fs").stat(path) then
+      return errors.new("config", ("the Docker engine at %s is spoken to over TLS (DOCKER_TLS_VERIFY), but %s %s "
+        .. "does not exist: DOCKER_CERT_PATH (default ~/.docker) must hold ca.pem, cert.pem and key.pem")
+        :format(endpoint.description, f[2], path), {endpoint = endpoint.description, path = path})
+    end
+  end
 end
 
 -- Connects and negotiates the API version. opts.host overrides DOCKER_HOST.
@@ -80,6 +99,8 @@ function engine.connect(opts)
   opts = opts or {}
   local endpoint, err = engine_io.endpoint(opts.host)
   if not endpoint then return nil, err end
+  err = tls_file_missing(endpoint)
+  if err then return nil, err end
   local base = {unix_socket = endpoint.unix_socket, ca_file = endpoint.ca_file, cert_file = endpoint.cert_file,
                 key_file = endpoint.key_file}
   local ping_opts = {url = endpoint.url .. "/_ping", timeout = opts.timeout or 10, connect_timeout = 5}
