@@ -189,6 +189,8 @@ end
 local function sessions_at_once(n, daemons_before)
   local arrived, containers, snapshot = 0, {}, nil
   local released = false
+  -- the others wait for this task (one sleeper, not N)
+  local gate = luagent.spawn(function() while not released do luagent.sleep(0.005) end end)
   local cpu = cpu_time()
   local started = luagent.now()
   local function hold(box)
@@ -201,7 +203,7 @@ local function sessions_at_once(n, daemons_before)
       snapshot.took = luagent.now() - t
       released = true
     end
-    while not released do luagent.sleep(0.005) end
+    gate:wait()
   end
   local list = {}
   for i = 1, n do list[i] = i end
@@ -359,7 +361,18 @@ local function container_cpu(id)
   return usage / 1e6, (tonumber(stat:match("throttled_usec (%d+)")) or 0) / 1e6
 end
 
--- The baseline fit in a fresh sandbox: {wall, cpu, throttled} seconds of that one cell.
+-- The most memory a container's cgroup was charged (v1 max_usage, v2 peak), or nil.
+local function container_peak_memory(id)
+  for _, path in ipairs({"/sys/fs/cgroup/memory/docker/" .. id .. "/memory.max_usage_in_bytes",
+                         "/sys/fs/cgroup/docker/" .. id .. "/memory.peak",
+                         "/sys/fs/cgroup/system.slice/docker-" .. id .. ".scope/memory.peak"}) do
+    local bytes = tonumber((fs.read(path) or ""):match("%d+"))
+    if bytes then return bytes end
+  end
+end
+
+-- The baseline fit in a fresh sandbox: {wall, cpu, throttled} seconds of that
+-- one cell, and the sandbox's peak memory.
 local function baseline_fit(csv, env)
   local box <close> = assert(sandbox.open{memory = "1g", cpus = 1, env = env,
                                           manifest = {["input/building_energy.csv"] = sandbox.file(csv)}})
@@ -371,7 +384,9 @@ local function baseline_fit(csv, env)
   assert(r.exit_code == 0, r.stderr)
   local wall = luagent.now() - started
   local cpu1, throttled1 = container_cpu(box.container)
-  return {wall = wall, cpu = cpu1 and cpu1 - cpu0, throttled = throttled1 and throttled1 - throttled0}
+  local peak = container_peak_memory(box.container)
+  return {wall = wall, cpu = cpu1 and cpu1 - cpu0, throttled = throttled1 and throttled1 - throttled0,
+          memory = peak and mb(peak)}
 end
 
 local function print_blas()
@@ -407,6 +422,8 @@ local function print_blas()
       stats(r.alone, "wall"), stats(r.alone, "cpu"), stats(r.alone, "throttled"), stats(r.together, "wall"),
       stats(r.together, "cpu"), stats(r.together, "throttled")))
   end
+  print(("  each sandbox's peak memory (the analysis in pandas and numpy): %s MB (median)"):format(
+    stats(rows[1].alone, "memory"):gsub("^%s+", "")))
 end
 
 local ok, err = pcall(function()
