@@ -69,11 +69,29 @@ local function why_unreachable(endpoint, err)
   return err.message
 end
 
+-- A connection that fails because this process has no descriptor left
+-- (each sandbox session holds one) is not the engine's fault: curl says only
+-- "Couldn't connect", so a descriptor is tried here.
+local function out_of_descriptors()
+  local f, why = io.open("/dev/null")
+  if f then
+    f:close()
+    return false
+  end
+  return (why or ""):find("Too many open files", 1, true) ~= nil
+end
+
 local function unreachable(endpoint, err)
   if err.kind == "tls" then
     return errors.new("tls", ("TLS with the Docker engine at %s failed: %s (CA file %s, certificate %s, key %s). "
       .. "Are these the files made for this engine (DOCKER_CERT_PATH)?"):format(endpoint.description, err.message,
       endpoint.ca_file or "the system's", endpoint.cert_file or "none", endpoint.key_file or "none"),
+      {endpoint = endpoint.description})
+  end
+  if out_of_descriptors() then
+    return errors.new("docker_unreachable", ("cannot connect to the Docker engine at %s: this process has no file "
+      .. "descriptor left (each open sandbox holds one): close sandboxes or open fewer at once, or raise the limit "
+      .. "(ulimit -n; luagent raises its soft limit up to the hard one, at most 65536)"):format(endpoint.description),
       {endpoint = endpoint.description})
   end
   return errors.new("docker_unreachable", ("cannot reach the Docker engine at %s: %s. %s"):format(
