@@ -155,9 +155,11 @@ local function parent_of(rel)
 end
 
 -- Packs rels into stage (safely: luagent.tar's extraction rules); returns
--- {rel = pack's left-out code} | nil, err.
+-- {rel = pack's left-out code, or "failed"}, the first copy's failure (a
+-- full disk: the other files are still copied) | nil, err (the sandbox
+-- could not be read).
 function Mirror:_pack(rels, stage)
-  local left = {}
+  local left, failure = {}, nil
   local function one(path, dest, strip, rel)
     self.counts.packs = self.counts.packs + 1
     local raw, err = self.session:_run("pack", {path = path, dest = dest, strip = strip, max_bytes = self.max_bytes,
@@ -167,22 +169,25 @@ function Mirror:_pack(rels, stage)
     for _, e in ipairs(out) do
       left[rel or e.name:sub(#strip + 2)] = e.code -- a folder's entries are named "<folder>/<rel>"
     end
-    if raw.exit_code == 2 and out[1] and out[1].code == "missing" then return true end -- gone meanwhile
-    if raw.sink_error then return errors.fail("io", "copying into " .. dest .. " failed: " .. raw.sink_error) end
+    if raw.sink_error and not (raw.exit_code == 2 and out[1] and out[1].code == "missing") then
+      for _, r in ipairs(rel and {rel} or rels) do left[r] = left[r] or "failed" end
+      failure = failure or errors.new("io", ("copying %s into %s failed: %s"):format(path, dest, raw.sink_error))
+    end
     return true
   end
   if #rels > PER_FILE then
     local ok, err = one(self.path, stage, self.path:match("([^/]+)$"))
     if not ok then return nil, err end
-    return left
+    return left, failure
   end
   for _, rel in ipairs(rels) do
     local dest = parent_of(rel) and stage .. "/" .. parent_of(rel) or stage
     local ok, err = fs.mkdir(dest)
-    if ok then ok, err = one(self.path .. "/" .. rel, dest, nil, rel) end
     if not ok then return nil, errors.from(err) end
+    ok, err = one(self.path .. "/" .. rel, dest, nil, rel)
+    if not ok then return nil, err end
   end
-  return left
+  return left, failure
 end
 
 -- Moves the staged copy of rel over the host's; true | nil, err.
@@ -219,34 +224,39 @@ function Mirror:_pass(at)
 end
 
 function Mirror:_copy(stage, changed, before, at)
-  local left, err = self:_pack(changed, stage)
-  if not left then return nil, err end
-  local after
-  after, err = self:_list()
+  local left, failure = self:_pack(changed, stage)
+  if not left then return nil, failure end
+  local after, err = self:_list()
   if not after then return nil, err end
   local copied = {}
   for _, rel in ipairs(changed) do
     local was, now, code = before.files[rel], after.files[rel], left[rel]
     local st = fs.stat(stage .. "/" .. rel)
     if code and not RETRY[code] then
-      self.refused[rel] = was.token -- too big, unreadable: again when it changes
+      self.refused[rel] = was.token -- too big, unreadable, a failed copy: again when it changes
     elseif not code and now and now.token == was.token and not after.busy[rel] and st and st.type == "file"
       and st.size == was.size then
-      local placed
-      placed, err = self:_place(stage, rel)
-      if not placed then return nil, err end
-      self.files[rel] = {token = was.token, size = was.size, sha256 = sys.sha256_file(self.to .. "/" .. rel),
-                         turn = at.turn, command = at.command, time = os.time()}
-      copied[#copied + 1] = self.from .. "/" .. rel
+      local placed, perr = self:_place(stage, rel)
+      if not placed then
+        failure = failure or perr
+      else
+        self.files[rel] = {token = was.token, size = was.size, sha256 = sys.sha256_file(self.to .. "/" .. rel),
+                           turn = at.turn, command = at.command, time = os.time()}
+        copied[#copied + 1] = self.from .. "/" .. rel
+      end
     else
       self.counts.unsteady = self.counts.unsteady + 1 -- written meanwhile: a later pass takes it
     end
   end
-  if #copied == 0 then return true end
-  self.counts.copied = self.counts.copied + #copied
-  events.emit({type = "sandbox_mirror", session = self.session.id, files = json.array(copied), turn = at.turn,
-               command = at.command})
-  return self:_write_manifest(at)
+  if #copied > 0 then
+    self.counts.copied = self.counts.copied + #copied
+    events.emit({type = "sandbox_mirror", session = self.session.id, files = json.array(copied), turn = at.turn,
+                 command = at.command})
+    local ok, merr = self:_write_manifest(at)
+    failure = failure or (not ok and merr) or nil
+  end
+  if failure then return nil, failure end
+  return true
 end
 
 -- manifest.json beside `to`, until the run's own collect replaces it.
