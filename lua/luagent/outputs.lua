@@ -86,6 +86,7 @@ local function describe_failure(workspace_dir, err, failed, manifest)
     local note = ""
     if f.removed and f.size then note = (" (removed: %d of %d bytes written)"):format(f.written, f.size)
     elseif f.removed then note = (" (removed, unchecked: %d bytes written)"):format(f.written) end
+    if f.mirrored then note = note .. (" (its copy mirrored after %s is kept)"):format(f.mirrored.label) end
     names[i] = f.path .. note
   end
   return ("could not save all the outputs in %s: %s%s; %s lists what was saved and what failed"):format(
@@ -175,8 +176,10 @@ local function extract(box, workspace_dir, host_dir, started)
     err = err or errors.new("io", p.error)
   end
   for _, f in ipairs(failed) do
-    local label = mirror:label(f.path:sub(#workspace_dir + 2))
-    if label and fs.exists(host_dir .. "/" .. f.path:sub(#workspace_dir + 2)) then
+    local rel = f.path:sub(#workspace_dir + 2)
+    local label, copy = mirror:label(rel), mirror.files[rel]
+    if label and fs.exists(host_dir .. "/" .. rel) then
+      f.mirrored = {turn = copy.turn, command = copy.command, time = copy.time, label = label}
       f.error = f.error .. ("; the copy mirrored after %s is kept"):format(label)
     end
   end
@@ -215,8 +218,10 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
   local unsaved, list, reset = not_the_agents(err, extracted, missing, mirrored)
   if unsaved then missing = {} end
   local manifest = host_dir:gsub("/[^/]+$", "") .. "/manifest.json"
+  -- an emptied workspace is why its folder is missing: the reset says more
+  local emptied = reset and (not err or err.kind == "not_found")
   local report = {dir = host_dir, files = files, missing = missing, refused = refused, failed = failed,
-                  manifest = manifest, error = err and err.message or reset, mirrored = mirrored,
+                  manifest = manifest, error = emptied and reset or err and err.message or reset, mirrored = mirrored,
                   unreadable = unsaved == "unreadable" and list or nil, lost = unsaved == "lost" and list or nil}
   if report.error then
     events.emit({type = "outputs_failed", dir = host_dir, error = report.error, failed = failed,
@@ -234,12 +239,19 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
   end
   if unsaved then return nil, unsaved_error(box, workspace_dir, unsaved, list, err, reset, report) end
   if opts.quiet then return report end
-  local saved = #mirrored > 0 and ("; " .. mirrored_text(box, mirrored, workspace_dir)) or ""
-  if err then
+  local said = {} -- the failed ones say their mirror copy themselves
+  for _, f in ipairs(failed) do said[f.path] = true end
+  local others = {}
+  for _, path in ipairs(mirrored) do if not said[path] then others[#others + 1] = path end end
+  local saved = #others > 0 and ("; " .. mirrored_text(box, others, workspace_dir)) or ""
+  if emptied and saved ~= "" then
+    io.stderr:write(("luagent: the outputs in %s are not all in the sandbox any more (%s)%s; %s marks the "
+      .. "mirror's copies\n"):format(workspace_dir, reset, saved, manifest))
+  elseif err and saved ~= "" and #failed == 0 then
+    io.stderr:write(("luagent: could not read the outputs in %s at the end (%s)%s; what the agent wrote after that "
+      .. "is not known; %s marks the mirror's copies\n"):format(workspace_dir, err.message, saved, manifest))
+  elseif err then
     io.stderr:write("luagent: ", describe_failure(workspace_dir, err, failed, manifest), saved, "\n")
-  elseif reset and saved ~= "" then
-    io.stderr:write(("luagent: the outputs in %s were not all in the sandbox at the end (%s)%s\n"):format(
-      workspace_dir, reset, saved))
   end
   return report
 end
