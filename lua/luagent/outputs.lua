@@ -31,6 +31,17 @@
 --     report.lost.
 -- `nil, err` too (a luagent.errors value, err.report the report) when the
 -- manifest cannot be written; its message has the extraction's error too.
+--
+-- A box whose outputs mirror (luagent.sandbox.mirror) copies this folder to
+-- host_dir: the extraction goes into a stage folder beside host_dir first,
+-- and only whole files replace the mirror's copies, so a read that fails
+-- never costs one. When the read is complete (nothing refused, the
+-- workspace never emptied), mirror copies of files the agent removed go.
+-- When it is not (the engine gone, the workspace emptied), the mirror's
+-- copies stay and count as saved: report.mirrored lists them, files and the
+-- manifest mark each with `mirrored = {turn, command, time}`, and stderr says
+-- "...: saved (mirrored after turn N)"; only required outputs the mirror did
+-- not have are unreadable or lost.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local sys = require "luagent.sys"

@@ -22,6 +22,8 @@
 -- spec and hands it to the backend (luagent.sandbox.docker, the local Docker
 -- engine), and checks the arguments of the box's methods. Leftovers of
 -- crashed runs: luagent.sandbox.leftovers. Warm pools: luagent.sandbox.pool.
+-- A box opened with save = {from, to, required} mirrors its outputs home
+-- after every command (luagent.sandbox.mirror; save.mirror = false: not).
 --
 -- Safe by default: no network; memory capped with swap equal to memory; CPU
 -- quota; pids limit; no-new-privileges; read-only root with a writable
@@ -356,7 +358,8 @@ end
 -- box:close() -> true | nil, err   removes the container and its workspace volume
 -- With sandbox.open{save = {from = "output", to = dir, required = {...}}} the
 -- results are brought home here if the recipe did not do it itself, so an
--- error or Ctrl-C does not lose what the agent already produced. A removal
+-- error or Ctrl-C does not lose what the agent already produced (and what
+-- the mirror copied counts when the sandbox cannot be read). A removal
 -- that fails is kept for close_all to retry, and said on the terminal.
 function Box:close()
   if self.closed and not self.close_error then return true end

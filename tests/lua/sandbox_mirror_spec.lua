@@ -172,6 +172,7 @@ t.test("an open with save takes a pooled session, and its outputs are mirrored",
   local dir = work .. "/pooled"
   local box = assert(sandbox.open{labels = labels, memory = "256m", save = {from = "output", to = dir .. "/output"}})
   t.eq(box.pooled, true, "the save spec does not keep an open from the pool")
+  t.eq(warm:stats().taken, 1)
   ok_exec(box, "mkdir -p output && echo p > output/p.txt")
   t.eq(fs.read(dir .. "/output/p.txt"), "p\n")
   assert(box:close())
@@ -181,7 +182,9 @@ end)
 t.test("what the mirror costs a command when nothing changed", function()
   local plain <close> = assert(sandbox.open{labels = LABELS})
   local saving = open_saving()
-  for _, b in ipairs({plain, saving}) do ok_exec(b, "mkdir -p output && for i in $(seq 1 20); do echo $i > output/f$i.txt; done") end
+  for _, b in ipairs({plain, saving}) do
+    ok_exec(b, "mkdir -p output && for i in $(seq 1 20); do echo $i > output/f$i.txt; done")
+  end
   local function median(xs) table.sort(xs) return xs[(#xs + 1) // 2] end
   local times = {plain = {}, saving = {}}
   for i = 1, 43 do -- alternating, three warm-up rounds
