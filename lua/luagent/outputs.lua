@@ -178,7 +178,7 @@ local function extract(box, workspace_dir, host_dir, started)
     names, failed = settle(box, workspace_dir, target, err, started)
   end
   if target == host_dir then return extracted, err, names, refused, failed, from_mirror end
-  mirror.paused = false
+  mirror:close() -- the outputs are collected: from now on, like the close, it copies nothing more
   local placed
   names, from_mirror, placed = mirror:merge(target, names,
                                             extracted ~= nil and #refused == 0 and not workspace_reset(err, extracted))

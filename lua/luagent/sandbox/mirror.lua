@@ -10,7 +10,8 @@
 --                     end): copies what changed under `from` since the last
 --                     pass; never fails a command (a failure is said once)
 --   m:covers(workspace_dir, host_dir) -> boolean   is this the mirrored pair?
---   m:merge(stage, names, complete) -> names, from_mirror, failed   (outputs.collect)
+--   m:merge(stage, names, complete) -> names, from_mirror, failed   (outputs.collect,
+--                     which then closes the mirror: once collected, the outputs are the recipe's)
 --   m:stage() -> dir   a fresh folder beside `to` (same file system: renames are atomic)
 --   m:label(rel) -> "turn 3" | "command 5"   after which the copy of rel was made
 --   m.files[rel] = {size, sha256, turn, command, time, token}   what is on the host
