@@ -9,7 +9,9 @@
 --                          DOCKER_CERT_PATH): a busybox session on that engine, its supervisor's
 --                          channel over TLS (tests/engines.sh starts one; `image NAME IMAGE` copies
 --                          luagent-busybox:test in)
--- then a box:python cell (the persistent interpreter), and a session's open
+-- then a box:python cell (the persistent interpreter), the same two with
+-- save = {...} (the outputs mirror lists the save folder after every
+-- command: 20 files there, none changed), and a session's open
 -- (container + workspace volume + start; the supervisor's serve starts in the
 -- background, so the first command is timed too) and close (remove), cold
 -- and from a warm pool (sandbox.pool: started sessions, the supervisor up),
@@ -113,6 +115,30 @@ for i = 1, runs + 3 do
   if i > 3 then cells[#cells + 1] = took end
 end
 print(("box:python cell (x += 1, the persistent interpreter): %.2f ms (median of %d)"):format(median(cells) * 1000, runs))
+
+-- The outputs mirror's cost when nothing changed: the same commands on a box
+-- without save and one with it (20 files in its save folder), alternating.
+local dest = assert(luagent.fs.temp_dir("luagent-bench-mirror"))
+local saving = assert(sandbox.open{save = {from = "output", to = dest .. "/output"}})
+local fill = "mkdir -p output && for i in $(seq 1 20); do echo $i > output/f$i.txt; done"
+assert(box:exec(fill)); assert(saving:exec(fill)); assert(saving:python("x = 0"))
+local mirror_rows = {
+  {label = "box:exec{'true'}", run = function(b) assert(b:exec({"true"}).exit_code == 0) end},
+  {label = "box:python('x += 1')", run = function(b) assert(b:python("x += 1").exit_code == 0) end},
+}
+print(("the outputs mirror (save = {...}, 20 files, none changed): per command, median of %d, alternating"):format(runs))
+for _, row in ipairs(mirror_rows) do
+  local plain, with = {}, {}
+  for i = 1, runs + 3 do
+    local a, b = timed(function() row.run(box) end), timed(function() row.run(saving) end)
+    if i > 3 then plain[#plain + 1], with[#with + 1] = a, b end
+  end
+  local p, w = median(plain), median(with)
+  print(("  %-22s %6.2f ms without save, %6.2f ms with: +%.2f ms (%.0f%%)"):format(row.label, p * 1000, w * 1000,
+    (w - p) * 1000, (w - p) / p * 100))
+end
+saving:close()
+luagent.fs.remove(dest)
 box:close()
 if small then small:close() end
 if remote then remote:close() end

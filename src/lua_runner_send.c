@@ -7,17 +7,19 @@
  *         stdin, timeout (seconds)}
  *     op "python": {code, timeout}      op "kill": {}      op "signal": {signal}
  *     op "pack": {path, max_bytes, max_entries} (0: no limit)
+ *     op "list": {path, max_entries} (0: no limit), answered by serve itself
  *     opts {max_output (bytes kept per stream, default 1 MiB),
  *           extract = {dest, strip, max_bytes, max_entries, limit} | save = {path, limit}}
  *         a pack's stdout goes into extract (safely, src/tar_extract.c) or
  *         save (a temporary file renamed at the end) instead of stdout; limit
  *         caps the tar bytes accepted (the stream comes from inside the
  *         sandbox): past it, or when extraction fails, the pack is killed.
- *   run, spawn, python and pack register command id (> 0) for wait/take/
+ *   run, spawn, python, pack and list register command id (> 0) for wait/take/
  *   result; kill and signal target an earlier id. Bad fields raise, naming
  *   them. */
 #include <lauxlib.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +66,16 @@ static long long count_field(lua_State *L, int fields, const char *name) {
   return (long long)v;
 }
 
+/* A list request (sandbox/supervisor/listing.h): path, max_entries. */
+static int encode_list(lua_State *L, buf *out, long long id, int fields) {
+  const char *path = opt_string(L, fields, "path", NULL, NULL);
+  if (!path || !*path) luaL_error(L, "send: list needs 'path'");
+  char max[24];
+  snprintf(max, sizeof max, "%lld", count_field(L, fields, "max_entries"));
+  const sv_field list[] = {{SV_TAG_PATH, path, strlen(path)}, {SV_TAG_MAXENTRIES, max, strlen(max)}};
+  return sv_encode(out, "list", id, list, 2);
+}
+
 /* Encodes op into out; raises on bad fields; -1 when the encoder refuses. */
 static int encode(lua_State *L, buf *out, const char *op, long long id, int fields) {
   if (strcmp(op, "run") == 0 || strcmp(op, "spawn") == 0) {
@@ -92,7 +104,8 @@ static int encode(lua_State *L, buf *out, const char *op, long long id, int fiel
     if (!path || !*path) luaL_error(L, "send: pack needs 'path'");
     return sv_encode_pack(out, id, path, count_field(L, fields, "max_bytes"), count_field(L, fields, "max_entries"));
   }
-  return luaL_error(L, "send: unknown op '%s' (run, spawn, python, kill, signal, pack)", op);
+  if (strcmp(op, "list") == 0) return encode_list(L, out, id, fields);
+  return luaL_error(L, "send: unknown op '%s' (run, spawn, python, kill, signal, pack, list)", op);
 }
 
 /* ---- pack sinks ---- */

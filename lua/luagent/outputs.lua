@@ -31,6 +31,17 @@
 --     report.lost.
 -- `nil, err` too (a luagent.errors value, err.report the report) when the
 -- manifest cannot be written; its message has the extraction's error too.
+--
+-- A box whose outputs mirror (luagent.sandbox.mirror) copies this folder to
+-- host_dir: the extraction goes into a stage folder beside host_dir first,
+-- and only whole files replace the mirror's copies, so a read that fails
+-- never costs one. When the read is complete (nothing refused, the
+-- workspace never emptied), mirror copies of files the agent removed go.
+-- When it is not (the engine gone, the workspace emptied), the mirror's
+-- copies stay and count as saved: report.mirrored lists them, files and the
+-- manifest mark each with `mirrored = {turn, command, time}`, and stderr says
+-- "...: saved (mirrored after turn N)"; only required outputs the mirror did
+-- not have are unreadable or lost.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local sys = require "luagent.sys"
@@ -86,26 +97,53 @@ local function describe_failure(workspace_dir, err, failed, manifest)
     local note = ""
     if f.removed and f.size then note = (" (removed: %d of %d bytes written)"):format(f.written, f.size)
     elseif f.removed then note = (" (removed, unchecked: %d bytes written)"):format(f.written) end
+    if f.mirrored then note = note .. (" (its copy mirrored after %s is kept)"):format(f.mirrored.label) end
     names[i] = f.path .. note
   end
   return ("could not save all the outputs in %s: %s%s; %s lists what was saved and what failed"):format(
     workspace_dir, err.message, #names > 0 and ("; not saved: " .. table.concat(names, ", ")) or "", manifest)
 end
 
+-- Why the sandbox's last state is not all on the host, or nil: the engine
+-- did not answer (kind docker_unreachable), or the workspace was emptied
+-- under the run (a reset: its container stopped, and it was in memory).
+local function workspace_reset(err, extracted)
+  return (extracted or {}).workspace_reset or (err and (err.workspace_reset or (err.cause or {}).workspace_reset))
+end
+
 -- Required outputs not on the host that the agent may well have saved:
 -- unreadable (the engine did not answer) or lost (the workspace was
--- emptied under the run); the rest of `missing` stays missing.
-local function not_the_agents(err, extracted, missing)
+-- emptied under the run); the rest of `missing` stays missing. When the
+-- mirror brought every required output (and something at all), they are
+-- saved: nil.
+local function not_the_agents(err, extracted, missing, mirrored)
+  local reset = workspace_reset(err, extracted)
+  if #missing == 0 and #mirrored > 0 then return nil, {}, reset end
   if err and err.kind == "docker_unreachable" then return "unreadable", missing end
-  local reset = (extracted or {}).workspace_reset or (err and (err.workspace_reset or (err.cause or {}).workspace_reset))
   if reset and #missing > 0 then return "lost", missing, reset end
   return nil, {}
+end
+
+-- "a, b: saved (mirrored after turn 2)": the mirror's copies, by when they were made.
+local function mirrored_text(box, paths, workspace_dir)
+  local by, order = {}, {}
+  for _, path in ipairs(paths) do
+    local label = box.mirror:label(path:sub(#workspace_dir + 2)) or "?"
+    if not by[label] then by[label], order[#order + 1] = {}, label end
+    table.insert(by[label], path)
+  end
+  local parts = {}
+  for _, label in ipairs(order) do
+    parts[#parts + 1] = ("%s: saved (mirrored after %s)"):format(table.concat(by[label], ", "), label)
+  end
+  return table.concat(parts, "; ")
 end
 
 -- The error collect returns for outputs it could not read, or that were
 -- lost, with the report (and the manifest listing them).
 local function unsaved_error(box, workspace_dir, what, list, err, reset, report)
   local where = box.save and box.save.to
+  local saved = #report.mirrored > 0 and ("; " .. mirrored_text(box, report.mirrored, workspace_dir)) or ""
   local message
   if what == "unreadable" then
     message = ("could not read the outputs in %s (%s): %s"):format(workspace_dir, table.concat(list, ", "),
@@ -114,36 +152,72 @@ local function unsaved_error(box, workspace_dir, what, list, err, reset, report)
       message = message .. (". They stay in sandbox %s: the next luagent run on this engine, or 'luagent sandbox "
         .. "prune', rescues them into %s"):format(box.session, where)
     end
-    return errors.new("docker_unreachable", message .. "; " .. report.manifest .. " lists them",
+    return errors.new("docker_unreachable", message .. saved .. "; " .. report.manifest .. " lists them",
       {report = report, cause = err})
   end
-  return errors.new("sandbox_restarted", ("the outputs in %s were lost (%s): %s; %s lists them"):format(
-    workspace_dir, table.concat(list, ", "), reset, report.manifest), {report = report, cause = err})
+  return errors.new("sandbox_restarted", ("the outputs in %s were lost (%s): %s%s; %s lists them"):format(
+    workspace_dir, table.concat(list, ", "), reset, saved, report.manifest), {report = report, cause = err})
 end
 
-function outputs.collect(box, workspace_dir, host_dir, opts)
-  opts = opts or {}
-  box.saved = true -- closing the box need not save them again
-  local started = os.time()
-  local extracted, err = box:extract(workspace_dir, host_dir)
-  local names, refused, failed = {}, {}, {}
+-- The extraction: straight into host_dir, or — for a box whose mirror
+-- holds copies there — into a stage folder whose whole files then replace
+-- them, so that a final read that fails (the engine gone, a full disk) never
+-- costs a copy the mirror made. Returns extracted, err, names (relative to
+-- host_dir), refused, failed, from_mirror ({name = true}).
+local function extract(box, workspace_dir, host_dir, started)
+  local mirror = box.mirror and box.mirror:covers(workspace_dir, host_dir) and box.mirror or nil
+  local target = mirror and mirror:stage() or host_dir
+  if target ~= host_dir then mirror.paused = true end -- settle's listing is a command: no pass now
+  local extracted, err = box:extract(workspace_dir, target)
+  local names, refused, failed, from_mirror = {}, {}, {}, {}
   if extracted then
     for i, f in ipairs(extracted.files) do names[i] = f.path end
     refused = extracted.refused
   else
     err = errors.from(err)
-    names, failed = settle(box, workspace_dir, host_dir, err, started)
+    names, failed = settle(box, workspace_dir, target, err, started)
   end
-  local files = {}
+  if target == host_dir then return extracted, err, names, refused, failed, from_mirror end
+  mirror:close() -- the outputs are collected: from now on, like the close, it copies nothing more
+  local placed
+  names, from_mirror, placed = mirror:merge(target, names,
+                                            extracted ~= nil and #refused == 0 and not workspace_reset(err, extracted))
+  for _, p in ipairs(placed) do
+    failed[#failed + 1] = {path = workspace_dir .. "/" .. p.rel, error = p.error}
+    err = err or errors.new("io", p.error)
+  end
+  for _, f in ipairs(failed) do
+    local rel = f.path:sub(#workspace_dir + 2)
+    local label, copy = mirror:label(rel), mirror.files[rel]
+    if label and fs.exists(host_dir .. "/" .. rel) then
+      f.mirrored = {turn = copy.turn, command = copy.command, time = copy.time, label = label}
+      f.error = f.error .. ("; the copy mirrored after %s is kept"):format(label)
+    end
+  end
+  return extracted, err, names, refused, failed, from_mirror
+end
+
+function outputs.collect(box, workspace_dir, host_dir, opts)
+  opts = opts or {}
+  box.saved = true -- closing the box need not save them again
+  local extracted, err, names, refused, failed, from_mirror = extract(box, workspace_dir, host_dir, os.time())
+  local files, mirrored = {}, {}
   for _, name in ipairs(names) do
     local full = host_dir .. "/" .. name
     local st = fs.stat(full)
     if st and st.type == "file" then
       local digest, size = sys.sha256_file(full)
-      files[#files + 1] = {path = workspace_dir .. "/" .. name, size = size, sha256 = digest}
+      local entry = {path = workspace_dir .. "/" .. name, size = size, sha256 = digest}
+      local copy = from_mirror[name] and box.mirror.files[name]
+      if copy then
+        entry.mirrored = {turn = copy.turn, command = copy.command, time = copy.time}
+        mirrored[#mirrored + 1] = entry.path
+      end
+      files[#files + 1] = entry
     end
   end
   table.sort(files, function(a, b) return a.path < b.path end)
+  table.sort(mirrored)
   local missing = {}
   for _, wanted in ipairs(opts.required or {}) do
     local pattern, found = glob_pattern(wanted), false
@@ -152,28 +226,43 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
     end
     if not found then missing[#missing + 1] = wanted end
   end
-  local unsaved, list, reset = not_the_agents(err, extracted, missing)
+  local unsaved, list, reset = not_the_agents(err, extracted, missing, mirrored)
   if unsaved then missing = {} end
   local manifest = host_dir:gsub("/[^/]+$", "") .. "/manifest.json"
+  -- an emptied workspace is why its folder is missing: the reset says more
+  local emptied = reset and (not err or err.kind == "not_found")
   local report = {dir = host_dir, files = files, missing = missing, refused = refused, failed = failed,
-                  manifest = manifest, error = err and err.message or reset,
+                  manifest = manifest, error = emptied and reset or err and err.message or reset, mirrored = mirrored,
                   unreadable = unsaved == "unreadable" and list or nil, lost = unsaved == "lost" and list or nil}
   if report.error then
     events.emit({type = "outputs_failed", dir = host_dir, error = report.error, failed = failed,
-                 unreadable = report.unreadable, lost = report.lost})
+                 unreadable = report.unreadable, lost = report.lost, mirrored = mirrored[1] and mirrored})
   end
   local written, werr = fs.write(manifest, json.encode({run_id = opts.run_id or luagent.run_id(),
     files = json.array(files), missing = json.array(missing), refused = json.array(refused),
     failed = json.array(failed), unreadable = report.unreadable and json.array(report.unreadable),
-    lost = report.lost and json.array(report.lost), error = report.error}, {indent = 2}) .. "\n")
+    lost = report.lost and json.array(report.lost), mirrored = mirrored[1] and json.array(mirrored),
+    error = report.error}, {indent = 2}) .. "\n")
   if not written then -- the caller says it (sandbox.lua's save on close does)
     local message = "cannot write " .. manifest .. ": " .. errors.from(werr).message
       .. (report.error and ("; and the outputs were not all saved: " .. report.error) or "")
     return nil, errors.new(errors.from(werr).kind, message, {path = manifest, report = report, cause = werr})
   end
   if unsaved then return nil, unsaved_error(box, workspace_dir, unsaved, list, err, reset, report) end
-  if err and not opts.quiet then
-    io.stderr:write("luagent: ", describe_failure(workspace_dir, err, failed, manifest), "\n")
+  if opts.quiet then return report end
+  local said = {} -- the failed ones say their mirror copy themselves
+  for _, f in ipairs(failed) do said[f.path] = true end
+  local others = {}
+  for _, path in ipairs(mirrored) do if not said[path] then others[#others + 1] = path end end
+  local saved = #others > 0 and ("; " .. mirrored_text(box, others, workspace_dir)) or ""
+  if emptied and saved ~= "" then
+    io.stderr:write(("luagent: the outputs in %s are not all in the sandbox any more (%s)%s; %s marks the "
+      .. "mirror's copies\n"):format(workspace_dir, reset, saved, manifest))
+  elseif err and saved ~= "" and #failed == 0 then
+    io.stderr:write(("luagent: could not read the outputs in %s at the end (%s)%s; what the agent wrote after that "
+      .. "is not known; %s marks the mirror's copies\n"):format(workspace_dir, err.message, saved, manifest))
+  elseif err then
+    io.stderr:write("luagent: ", describe_failure(workspace_dir, err, failed, manifest), saved, "\n")
   end
   return report
 end

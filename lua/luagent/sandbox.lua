@@ -22,6 +22,8 @@
 -- spec and hands it to the backend (luagent.sandbox.docker, the local Docker
 -- engine), and checks the arguments of the box's methods. Leftovers of
 -- crashed runs: luagent.sandbox.leftovers. Warm pools: luagent.sandbox.pool.
+-- A box opened with save = {from, to, required} mirrors its outputs home
+-- after every command (luagent.sandbox.mirror; save.mirror = false: not).
 --
 -- Safe by default: no network; memory capped with swap equal to memory; CPU
 -- quota; pids limit; no-new-privileges; read-only root with a writable
@@ -54,6 +56,7 @@ local events = require "luagent.events"
 local backend = require "luagent.sandbox.docker"
 local leftovers = require "luagent.sandbox.leftovers"
 local pools = require "luagent.sandbox.pool"
+local mirrors = require "luagent.sandbox.mirror"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
@@ -171,6 +174,13 @@ local function settings(opts)
   check(not o.pool or math.type(o.pool) == "integer" and o.pool >= 0,
     "pool = %s: say how many sessions like this one to keep started (a whole number; 0: none)", tostring(o.pool))
   o.env_list = select(2, checked_env(with_thread_defaults(o.env, o.cpus), "env"))
+  check(o.save == nil or type(o.save) == "table" and type(o.save.from) == "string" and type(o.save.to) == "string"
+    and (o.save.required == nil or type(o.save.required) == "table"),
+    "save must be {from = a workspace folder, to = a host folder, required = {globs}, mirror = true}")
+  if o.save then
+    local name, why = manifest.workspace_path(o.save.from, sandbox.WORKSPACE)
+    check(name and name ~= "", "save.from = %q: %s", o.save.from, why or "name a folder of the workspace")
+  end
   return o
 end
 
@@ -229,10 +239,27 @@ local function remember(box)
   box._open_boxes = open_boxes[r]
 end
 
+-- The spec a pool keeps: without the labels of this open's save spec (its
+-- run and folders), which are each open's own — a pooled session is
+-- started before they are known, so it never carries them (its outputs come
+-- home through the mirror, never a rescue).
+local OPEN_LABELS = {[backend.LABELS.run] = true, [backend.LABELS.save_from] = true,
+                     [backend.LABELS.save_to] = true, [backend.LABELS.save_required] = true}
+local function pool_spec(spec)
+  local copy, labels = {}, {}
+  for k, v in pairs(spec) do copy[k] = v end
+  for k, v in pairs(spec.labels) do
+    if not OPEN_LABELS[k] then labels[k] = v end
+  end
+  copy.labels = labels
+  return copy
+end
+
 -- A session from a warm pool of this spec, or nil. open{pool = N} makes
 -- that pool when there is none yet (this open starts cold, and the pool
 -- lives until the process ends).
 local function from_pool(client, o, spec)
+  spec = pool_spec(spec)
   local session = pools.take(client, spec)
   if session or not o.pool or o.pool == 0 or pools.has(client, spec) then return session end
   hook_default() -- drained by close_all
@@ -283,6 +310,10 @@ function sandbox.open(opts)
     return nil, err
   end
   box.started, box.restored = true, session.restored
+  if o.save and o.save.mirror ~= false then
+    box.mirror = mirrors.new{session = session, box = box, from = manifest.workspace_path(o.save.from, sandbox.WORKSPACE),
+                             to = o.save.to, max_bytes = o.max_extract, max_entries = o.max_extract_entries}
+  end
   events.emit({type = "sandbox_open", session = session.id, image = o.image, memory = o.memory, cpus = o.cpus,
                pids = o.pids, network = o.network, staged = #staged, pooled = pooled or nil})
   return box
@@ -342,7 +373,8 @@ end
 -- box:close() -> true | nil, err   removes the container and its workspace volume
 -- With sandbox.open{save = {from = "output", to = dir, required = {...}}} the
 -- results are brought home here if the recipe did not do it itself, so an
--- error or Ctrl-C does not lose what the agent already produced. A removal
+-- error or Ctrl-C does not lose what the agent already produced (and what
+-- the mirror copied counts when the sandbox cannot be read). A removal
 -- that fails is kept for close_all to retry, and said on the terminal.
 function Box:close()
   if self.closed and not self.close_error then return true end
@@ -355,6 +387,7 @@ function Box:close()
       end
     end
     self.closed = true
+    if self.mirror then self.mirror:close() end
   end
   local ok, err = self._session:remove()
   local said = self.close_error and err and self.close_error.message == err.message -- close_all's try again
@@ -407,6 +440,14 @@ local function emit_exec(self, kind, what, result, err)
   return result, err
 end
 
+-- A command ended (a result: it ran): the box's outputs are mirrored home
+-- before its caller sees the result (luagent.sandbox.mirror). A command that
+-- did not run, or whose engine went away, has nothing to mirror.
+local function mirrored(self, result, err)
+  if result and self.mirror then self.mirror:sync() end
+  return result, err
+end
+
 -- box:exec(cmd [, {timeout, stdin, env, cwd, max_output}]) -> result | nil, err
 --   result = {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated, duration,
 --             stdout_bytes, stderr_bytes, restarted}
@@ -418,8 +459,9 @@ function Box:exec(cmd, opts)
   local env = checked_env(opts.env, "exec env") -- refuses host secrets
   local err = closed(self) or secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
   if err then return emit_exec(self, "exec", cmd, nil, err) end
-  return emit_exec(self, "exec", cmd, self._session:exec({argv = argv, env = env, cwd = opts.cwd or self.workdir,
-    stdin = opts.stdin, timeout = opts.timeout or self.timeout, max_output = opts.max_output or self.max_output}))
+  return mirrored(self, emit_exec(self, "exec", cmd, self._session:exec({argv = argv, env = env,
+    cwd = opts.cwd or self.workdir, stdin = opts.stdin, timeout = opts.timeout or self.timeout,
+    max_output = opts.max_output or self.max_output})))
 end
 
 -- box:spawn(cmd [, {timeout, stdin, env, cwd, max_output}]) -> process | nil, err
@@ -436,8 +478,19 @@ function Box:spawn(cmd, opts)
   local err = closed(self) or secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
   if err then return nil, err end
   events.emit({type = "sandbox_spawn", session = self.session, command = command_text(cmd)})
-  return self._session:spawn({argv = argv, env = env, cwd = opts.cwd or self.workdir, stdin = opts.stdin,
+  local proc
+  proc, err = self._session:spawn({argv = argv, env = env, cwd = opts.cwd or self.workdir, stdin = opts.stdin,
     timeout = opts.timeout, max_output = opts.max_output or self.max_output}, command_text(cmd))
+  if proc and self.mirror then
+    local wait = proc.wait -- its end, once seen, is mirrored like a command's
+    proc.wait = function(p, seconds)
+      local ended = p.result ~= nil
+      local result, werr = wait(p, seconds)
+      if ended then return result, werr end
+      return mirrored(self, result, werr)
+    end
+  end
+  return proc, err
 end
 
 -- box:python(code [, {timeout, max_output}]) -> result | nil, err
@@ -453,8 +506,8 @@ function Box:python(code, opts)
   opts = opts or {}
   local err = closed(self) or secret_error(code, "code")
   if err then return emit_exec(self, "python", code, nil, err) end
-  return emit_exec(self, "python", code, self._session:python(code,
-    {timeout = opts.timeout or self.timeout, max_output = opts.max_output or self.max_output}))
+  return mirrored(self, emit_exec(self, "python", code, self._session:python(code,
+    {timeout = opts.timeout or self.timeout, max_output = opts.max_output or self.max_output})))
 end
 
 -- box:put(path, data [, {mode}]) -> true | nil, err

@@ -10,6 +10,8 @@
 ---@field path string workspace path, e.g. "output/report.md"
 ---@field size integer
 ---@field sha256 string
+---@field mirrored {turn: integer?, command: integer, time: integer}? the copy is the box's mirror's (made
+---after that agent turn and box command), not the sandbox's last state, which could not be read
 
 ---@class luagent.OutputsReport
 ---@field dir string the host folder
@@ -21,6 +23,8 @@
 ---@field failed luagent.OutputFailure[] files not saved when the extraction failed (empty when it did not)
 ---@field unreadable string[]? required globs that could not be read: the Docker engine did not answer (not missing)
 ---@field lost string[]? required globs lost with a workspace emptied under the run (not missing)
+---@field mirrored string[] the files whose copy is the mirror's (also marked in files): the sandbox could not
+---be read, or its workspace was emptied, and they count as saved
 
 ---A file of the workspace that was not saved (the extraction failed: a full
 ---disk, the engine gone). A partly written one is removed, never left looking whole.
@@ -30,6 +34,8 @@
 ---@field written integer? bytes that reached the host before the failure
 ---@field removed boolean? the partly written (or unchecked) file was removed
 ---@field error string why: "partly written: ...", "not extracted: ...", "not checked (...): ..."
+---@field mirrored {turn: integer?, command: integer, time: integer, label: string}? the mirror's earlier
+---copy of it, kept on the host
 
 ---@class luagent.outputs
 local outputs = {}
@@ -44,6 +50,11 @@ local outputs = {}
 ---sandbox, and the next run or `luagent sandbox prune` rescues them) or kind
 ---sandbox_restarted (its workspace, kept in memory, was emptied when its
 ---container stopped: report.lost). report.missing is only what the agent did not save.
+---For a box whose mirror copies to host_dir (sandbox.open's save), the final
+---read is staged beside it, so a failed read never costs a mirror copy; the
+---mirror's copies count as saved when the sandbox cannot be read or was
+---emptied (report.mirrored, marked in files and the manifest), and a mirror
+---copy of a file the agent removed goes when the read is complete.
 ---@param box luagent.Box
 ---@param workspace_dir string e.g. "output"
 ---@param host_dir string e.g. luagent.run_dir("output")

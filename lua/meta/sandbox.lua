@@ -34,6 +34,17 @@
 ---@field from string the workspace folder, e.g. "output"
 ---@field to string the host folder, e.g. luagent.run_dir("output")
 ---@field required? string[] globs that must be there (reported as missing otherwise)
+---@field mirror? boolean default true: after every command, what changed under `from` is copied to `to`
+---(whole files only), so the host holds what the agent saved even if the sandbox is lost later
+
+---What a box's outputs mirror has done (box.mirror, with save = {...}).
+---@class luagent.SandboxMirror
+---@field files table<string, {size: integer, sha256: string, turn: integer?, command: integer, time: integer}>
+---the copies on the host, by path relative to `to`: made after agent turn `turn` (when an agent ran the
+---command) and the box's `command`-th command
+---@field counts {passes: integer, lists: integer, packs: integer, copied: integer, busy: integer, unsteady: integer}
+---passes (one per command), listings, packs (one per changed file, or one per folder when many changed), files
+---copied, and files left for a later pass: open for writing (busy), changed while copied (unsteady)
 
 ---Options of sandbox.open; every one has a safe default (sandbox.defaults).
 ---@class luagent.SandboxOptions
@@ -48,7 +59,8 @@
 ---@field max_output? integer bytes kept per stream of a command (default 1 MiB); the middle is cut
 ---@field manifest? luagent.Manifest files, folders and texts staged before the session starts
 ---@field restore? string a tar made by box:snapshot, staged into the workspace
----@field save? luagent.SandboxSave results brought home on close, even after an error or Ctrl-C
+---@field save? luagent.SandboxSave results brought home on close, even after an error or Ctrl-C, and
+---mirrored home after every command (save.mirror)
 ---@field labels? table<string, string> extra container labels
 ---@field user? string "uid:gid" commands run as, default "1000:1000" (uid 0 is refused)
 ---@field workdir? string default "/workspace"
@@ -244,6 +256,7 @@ function sandbox.parse_size(value, field) end
 ---@field closed boolean
 ---@field restored luagent.ExtractReport? what sandbox.open{restore = ...} staged
 ---@field pooled boolean the session came from a warm pool (sandbox.pool, open's `pool`)
+---@field mirror luagent.SandboxMirror? its outputs mirror (save = {...}, unless save.mirror = false)
 local Box = {}
 
 ---Runs a command: a string runs under `sh -c`, a table is an argv. A command
@@ -309,7 +322,8 @@ function Box:extract(path, host_dir, opts) end
 function Box:snapshot(host_tar) end
 
 ---Removes the container and its workspace volume; with `save` set, brings the
----results home first. Safe to call twice. A sandbox whose outputs could not be
+---results home first (outputs.collect; what the mirror copied counts when the
+---sandbox cannot be read). Safe to call twice. A sandbox whose outputs could not be
 ---read for want of the Docker engine is kept (nil, err saying so): the next
 ---run, or `luagent sandbox prune`, rescues them into its run's folder.
 ---@return true? ok

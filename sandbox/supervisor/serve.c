@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "frames.h"
+#include "listing.h"
 
 enum watch { W_OUT, W_ERR, W_IN, W_STATUS, W_CALLS };
 
@@ -41,6 +42,8 @@ static void dispatch(server *s, const sv_request *req) {
     job_start(s, req, JOB_SPAWN);
   } else if (strcmp(op, "pack") == 0) {
     job_start(s, req, JOB_PACK);
+  } else if (strcmp(op, "list") == 0) {
+    list_request(req, s->uid, s->gid);
   } else if (strcmp(op, "python") == 0) {
     python_request(s, req);
   } else if (strcmp(op, "kill") == 0) {

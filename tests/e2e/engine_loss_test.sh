@@ -5,7 +5,10 @@
 # while an agent's tool sleeps after it wrote the three outputs, and started
 # again within the run's engine_grace (the outputs are saved) or only after
 # the run (the run says they could not be read, exits 1, and the next run
-# rescues them). A sandbox.open that fails half-way (the engine dies at
+# rescues them). With split = true the agent saves its outputs in one
+# command and waits in the next: the outputs mirror (luagent.sandbox.mirror)
+# has brought them home before the engine goes, so they are saved even with
+# the workspace in memory, which the engine's stop empties. A sandbox.open that fails half-way (the engine dies at
 # container create, a missing image) says the engine's words once and leaves
 # nothing behind. The model is luagent.model.scripted.
 . tests/e2e/lib.sh
@@ -20,11 +23,15 @@ local opts = {image = "luagent-busybox:test", labels = {["luagent.test"] = s.lab
               save = {from = "output", to = luagent.run_dir("output"), required = required}}
 if s.disk then opts.workspace_size = false end
 local box <close> = assert(luagent.sandbox.open(opts))
-local model = luagent.model.scripted{
-  {tool_calls = {{name = "run_shell", arguments = {command = "mkdir -p output && echo a > output/a.txt && "
-    .. "echo b > output/b.txt && echo c > output/c.txt && sleep 40"}}}},
+local save = "mkdir -p output && echo a > output/a.txt && echo b > output/b.txt && echo c > output/c.txt"
+local model = luagent.model.scripted(s.split and {
+  {tool_calls = {{name = "run_shell", arguments = {command = save}}}},
+  {tool_calls = {{name = "run_shell", arguments = {command = "sleep 40"}}}},
   {text = "Done."},
-}
+} or {
+  {tool_calls = {{name = "run_shell", arguments = {command = save .. " && sleep 40"}}}},
+  {text = "Done."},
+})
 local agent = luagent.agent.new{name = "saver", model = model, max_turns = 4,
                                 tools = {luagent.tools.run_shell(box, {timeout = 120})}}
 print("STOPPED: " .. agent:run("Save three files, then wait.").stopped_by)
@@ -34,8 +41,9 @@ if #saved.missing > 0 then print("MISSING: the agent did not save " .. table.con
 print("SAVED " .. #saved.files)
 LUA
 
-# lose_engine LABEL AFTER ARGS...: runs the recipe; once its tool wrote the outputs, stops the
-# engine; starts it again AFTER seconds later ("end": once the run ended)
+# lose_engine LABEL AFTER ARGS...: runs the recipe; once its tool wrote the outputs (split=true:
+# once the mirror brought them home and the next command, sleep 40, runs), stops the engine;
+# starts it again AFTER seconds later ("end": once the run ended)
 lose_engine() {
   label=$1 after=$2; shift 2
   rm -rf "$LUAGENT_RUNS_DIR"
@@ -43,7 +51,11 @@ lose_engine() {
   pid=$!
   for _ in $(seq 1 200); do
     c=$(docker ps -q --filter "label=luagent.test=$label")
-    [ -n "$c" ] && docker exec "$c" test -s /workspace/output/c.txt 2>/dev/null && break
+    case " $* " in
+      *" split=true "*) [ -n "$c" ] && ls "$LUAGENT_RUNS_DIR"/*/output/c.txt > /dev/null 2>&1 &&
+                        docker top "$c" 2>/dev/null | grep -q "sleep 40" && break ;;
+      *) [ -n "$c" ] && docker exec "$c" test -s /workspace/output/c.txt 2>/dev/null && break ;;
+    esac
     sleep 0.1
   done
   sh tests/engines.sh stop $ENGINE
@@ -72,15 +84,31 @@ back_in_time() {
 check "the engine stopped mid-command and back within engine_grace: the tool said the engine went away, the outputs are saved, exit 0, nothing left" \
   back_in_time
 
-# ---- the same with the workspace in memory (the default): the container stopped with the engine ----
-lose_engine memory-$$ 3 --set grace=60
-memory_lost() {
-  status_is 1 && stdout_has "The outputs could not be saved: the outputs in output were lost (output/a.txt, output/b.txt, output/c.txt)" &&
-  stdout_has "kept in memory (workspace_size), was emptied" && ! grep -q MISSING "$TMP/stdout" &&
-  grep -q '"lost"' "$run/manifest.json" && [ "$(left memory-$$)" -eq 0 ]
+# mirrored RUN_DIR: its manifest lists a, b and c as the mirror's copies, made after turn 1
+mirrored() {
+  python3 - "$1/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+files = {f["path"]: f for f in m["files"]}
+assert sorted(files) == ["output/a.txt", "output/b.txt", "output/c.txt"], m
+for f in files.values():
+    assert f["mirrored"]["turn"] == 1, f
+assert m["mirrored"] == sorted(files) and m["missing"] == [] and "lost" not in m and "unreadable" not in m, m
+PY
 }
-check "the same with the workspace in memory: the run says the outputs were lost with the container (never 'the agent did not save'), exit 1" \
-  memory_lost
+
+# ---- the same with the workspace in memory (the default): the container stopped with the engine ----
+# the agent saved its outputs in its first command, the engine stopped during its second: the
+# mirror had brought them home, and they are saved although the workspace was emptied
+lose_engine memory-$$ 3 --set grace=60 --set split=true
+memory_mirrored() {
+  status_is 0 && stdout_has "SAVED 3" && tool_says_engine_gone && outputs_home "$run" && mirrored "$run" &&
+  stderr_has "output/a.txt, output/b.txt, output/c.txt: saved (mirrored after turn 1)" &&
+  stderr_has "kept in memory (workspace_size), was emptied" && ! grep -q 'MISSING\|lost' "$TMP/stdout" &&
+  [ "$(left memory-$$)" -eq 0 ] && [ "$(left_volumes memory-$$)" -eq 0 ]
+}
+check "the same with the workspace in memory: emptied with its container, but the outputs saved before are home from the mirror, exit 0" \
+  memory_mirrored
 
 # ---- (b) back only after the run: said plainly, exit 1, the sandbox kept; the next run rescues ----
 lose_engine after-$$ end --set grace=2 --set disk=true
@@ -162,3 +190,25 @@ missing_image() {
   [ "$(docker volume ls -q | grep -vc '^luagent-supervisor-')" -eq 0 ]
 }
 check "a missing image with save = {...}: the engine's words once, the trace ends with run_end, nothing left" missing_image
+
+# ---- issue 11's reproduction with the default workspace: the engine back only after the run ----
+# the agent saved its outputs, the engine stopped during its next command (sleep 40) and started
+# again after the run: the outputs are home, whole, from the mirror; the run exits as its recipe
+# decides (it had them: 0); the tool result says the engine went away
+lose_engine repro-$$ end --set grace=2 --set split=true
+repro_saved() {
+  status_is 0 && stdout_has "SAVED 3" && tool_says_engine_gone && outputs_home "$run" && mirrored "$run" &&
+  stderr_has "could not read the outputs in output at the end (.*the Docker engine" &&
+  stderr_has "output/a.txt, output/b.txt, output/c.txt: saved (mirrored after turn 1)" &&
+  ! grep -q "MISSING\|could not be saved" "$TMP/stdout" && grep -q '"error"' "$run/manifest.json" &&
+  [ "$(grep -c 'could not be removed' "$TMP/stderr")" -eq 1 ]
+}
+check "the engine stopped mid-command and back only after the run, the workspace in memory: the outputs saved before are home and whole (mirrored), exit 0" \
+  repro_saved
+repro_run=$run
+run_luagent run -q "$TMP/next.lua"
+repro_swept() {
+  status_is 0 && stderr_has "the outputs of run $(basename "$repro_run") are those its mirror brought into $repro_run/output during the run (3 files, the last mirrored after turn 1); what it wrote later is lost" &&
+  outputs_home "$repro_run" && mirrored "$repro_run" && [ "$(left repro-$$)" -eq 0 ] && [ "$(left_volumes repro-$$)" -eq 0 ]
+}
+check "... the next run's sweep says the mirror's copies are what there is, leaves them as they are, and removes the sandbox" repro_swept

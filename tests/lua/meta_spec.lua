@@ -58,6 +58,7 @@ local INTERNAL = {
   Base = "the shared part of the providers' stream assemblers (lua/luagent/model/stream.lua)",
   Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker.lua)",
   Executor = "the supervisor executor of a session (lua/luagent/sandbox/supervisor.lua)",
+  Mirror = "a box's outputs mirror (lua/luagent/sandbox/mirror.lua; its fields: luagent.SandboxMirror)",
   Reader = "the eval spec checker's state while it reads one spec (lua/luagent/eval/spec.lua)",
   McpStream = "MCP's line-based stdio transport over a process's streams (lua/luagent/mcp/stream.lua)",
   HostProcess = "the streams of a host process running an MCP server (lua/luagent/mcp/stdio.lua)",

@@ -16,8 +16,19 @@
 -- session at once: the rescuer claims it with a container named after the
 -- session (the engine refuses a second one); a rescuer that dies leaves that
 -- claim, which the next prune removes.
+--
+-- What the rescue adds to the outputs mirror (luagent.sandbox.mirror, which
+-- copied the outputs home after every command the run finished): the last
+-- state — what the agent wrote after the last mirror, e.g. in the command
+-- the run died in — of a leftover whose workspace survived (on disk, or its
+-- container still running). A workspace in memory whose container stopped
+-- is lost, but what the mirror brought home stays, and the line says so.
+-- Sessions taken from a warm pool carry no save spec in their labels (they
+-- were started before it was known): no rescue finds their outputs, and
+-- the mirror is what brings them home.
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
+local json = require "luagent.json"
 local docker = require "luagent.sandbox.docker"
 local outputs = require "luagent.outputs"
 
@@ -66,6 +77,26 @@ local function bring_home(client, info, c)
   return line
 end
 
+-- "3 files, the last mirrored after turn 2", from the run's manifest, or nil.
+local function mirrored_files(c)
+  local text = fs.read(c.save.to:gsub("/[^/]+$", "") .. "/manifest.json")
+  local ok, m = pcall(json.decode, text or "")
+  if not (ok and type(m) == "table" and m.run_id == c.run and type(m.files) == "table") then return nil end
+  local count, last, prefix = 0, nil, c.save.from .. "/"
+  for _, f in ipairs(m.files) do
+    local path = type(f) == "table" and type(f.mirrored) == "table" and tostring(f.path) or ""
+    local rel = path:sub(1, #prefix) == prefix and path:sub(#prefix + 1) or path:match("[^/]*$")
+    if rel ~= "" and fs.exists(c.save.to .. "/" .. rel) then
+      count = count + 1
+      if not last or (tonumber(f.mirrored.command) or 0) > (tonumber(last.command) or 0) then last = f.mirrored end
+    end
+  end
+  if count == 0 then return nil end
+  local turn = tonumber(last.turn)
+  return ("%d file%s, the last mirrored after %s"):format(count, count == 1 and "" or "s",
+    turn and ("turn " .. turn) or ("command " .. tostring(last.command)))
+end
+
 function rescue.outputs(client, c)
   local run_folder = c.save.to:gsub("/[^/]+$", "")
   if not fs.exists(run_folder) then
@@ -75,8 +106,14 @@ function rescue.outputs(client, c)
   local info, err = client:call("GET", "/containers/" .. c.id .. "/json")
   if not info then return nil, errors.from(err) end
   if not docker.workspace_kept(info) then
-    return ("the outputs of run %s (%s -> %s) are lost: sandbox %s kept its workspace in memory, and its container "
-      .. "stopped (%s), which emptied it"):format(c.run, c.save.from, c.save.to, c.session, c.status or c.state)
+    local why = ("sandbox %s kept its workspace in memory, and its container stopped (%s), which emptied it")
+      :format(c.session, c.status or c.state)
+    local mirrored = mirrored_files(c)
+    if mirrored then
+      return ("the outputs of run %s are those its mirror brought into %s during the run (%s); what it wrote later "
+        .. "is lost: %s"):format(c.run, c.save.to, mirrored, why)
+    end
+    return ("the outputs of run %s (%s -> %s) are lost: %s"):format(c.run, c.save.from, c.save.to, why)
   end
   local lock, why = claim(client, c)
   if not lock then

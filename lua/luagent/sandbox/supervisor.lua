@@ -137,8 +137,10 @@ end
 --   {argv, env = {K = "v"}, cwd, stdin, timeout, max_output} (run, spawn)
 --   {code, timeout, max_output} (python)
 --   {path, max_bytes, max_entries, dest, strip | save} (pack)
+--   {path, max_entries, max_output} (list)
 local function request(op, job)
   if op == "python" then return {code = job.code, timeout = job.timeout}, {max_output = job.max_output} end
+  if op == "list" then return {path = job.path, max_entries = job.max_entries}, {max_output = job.max_output} end
   if op == "pack" then
     local limit = stream_limit(job.max_bytes, job.max_entries)
     local sink = job.save and {save = {path = job.save, limit = limit}}
@@ -150,7 +152,7 @@ local function request(op, job)
          {max_output = job.max_output}
 end
 
--- Sends job as op ("run", "spawn", "python" or "pack"); sets job.id.
+-- Sends job as op ("run", "spawn", "python", "pack" or "list"); sets job.id.
 function Executor:send(op, job)
   self.next_id = self.next_id + 1
   job.id = self.next_id
