@@ -89,7 +89,7 @@ static void refuse(long long id, int code, const char *fmt, long long target) {
  * message (%lld: target), or NULL. */
 static const char *stdin_problem(const job *j, int eof, int *code) {
   *code = 1;
-  if (!j || j->done) return "the stdin of command %lld: the process ended";
+  if (!j || j->done) return eof ? NULL : "the stdin of command %lld: the process ended"; /* eof: closed already */
   *code = 2;
   if (j->kind != JOB_SPAWN || !j->keep_stdin) return "command %lld has no open stdin (a spawn with a 'k' field has)";
   *code = 1;
@@ -114,7 +114,7 @@ void stdin_request(server *s, const sv_request *req, int eof) {
     refuse(req->id, code, problem, target);
     return;
   }
-  if (j->in < 0) { /* eof of a closed stdin */
+  if (!j || j->done || j->in < 0) { /* eof of a closed stdin */
     frame_exit(req->id, 0, "-", 0);
     return;
   }

@@ -140,6 +140,7 @@ steps_stdin() {
 {"name":"e2","op":"eof","target":"cat"}
 {"name":"cat_end","op":"wait","target":"cat"}
 {"name":"w_after","op":"write","target":"cat","data":"x"}
+{"name":"e_after","op":"eof","target":"cat"}
 {"name":"plain","op":"spawn","argv":["sleep","5"]}
 {"name":"w_plain","op":"write","target":"plain","data":"x"}
 {"op":"kill","target":"plain"}
@@ -166,10 +167,10 @@ world" && is "$1" cat_end code 0
   }
   check "[$2] a spawn's stdin streams: writes in order, eof ends it (twice is fine)" streamed "$1"
   refused() {
-    is "$1" w_after code 1 && has "$1" w_after failure "the process ended" &&
+    is "$1" w_after code 1 && has "$1" w_after failure "the process ended" && is "$1" e_after code 0 &&
       is "$1" w_plain code 2 && has "$1" w_plain failure "has no open stdin"
   }
-  check "[$2] a write to an ended spawn or to one without an open stdin is refused" refused "$1"
+  check "[$2] a write to an ended spawn or to one without an open stdin is refused (an eof is fine)" refused "$1"
   slow() {
     is "$1" full code 3 && has "$1" full failure "is full" && is "$1" meanwhile stdout served &&
       below "$1" meanwhile ms 2000 && is "$1" fill_end code 1 && has "$1" w_closed failure "closed it"
