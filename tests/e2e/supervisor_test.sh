@@ -233,7 +233,8 @@ bar" && is base missing code 127 && has base missing failure "cannot run no-such
   check "[$tag] pack refuses a 1 TiB sparse file at once and names it" sparse
   long_paths() {
     ours=$(longest_name < "$TMP/pack.tar")
-    engine=$(curl -s --max-time 5 --unix-socket /var/run/docker.sock \
+    socket=${DOCKER_HOST:-unix:///var/run/docker.sock}
+    engine=$(curl -s --max-time 5 --unix-socket "${socket#unix://}" \
       "http://x/v1.41/containers/$BOX/archive?path=/workspace/out/deep" | longest_name)
     [ "${ours:-0}" -gt 4096 ] && [ "${engine:-0}" -lt 4096 ] || { echo "longest name: pack $ours, engine $engine"; return 1; }
   }
