@@ -161,7 +161,9 @@ function Process:_in_turn(fn)
     return fn()
   end)
   self.stdin_last = turn
-  return turn:wait()
+  local ok, err = turn:wait()
+  if self.stdin_last == turn then self.stdin_last = nil end
+  return ok, err
 end
 
 function Process:write(data)
