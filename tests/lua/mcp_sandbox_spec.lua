@@ -9,7 +9,6 @@
 local t = require "helper"
 local servers = require "mcp_servers"
 local fs = require "luagent.fs"
-local json = require "luagent.json"
 local process = require "luagent.process"
 local run = require "luagent.run"
 local sandbox = require "luagent.sandbox"
@@ -98,18 +97,10 @@ end)
 t.test("a server that dies in the sandbox: the call is a clear tool error naming it; no hang", function()
   local list = assert(tools.mcp{command = EVERYTHING, sandbox = box, name = "victim",
                                 only = {"trigger-long-running-operation", "echo"}})
-  local call = luagent.spawn(function() return pcall(list[1].handler, {duration = 5, steps = 5}) end)
-  luagent.sleep(0.5)
-  local pid = t.ok(pids_of(box, "server-everything")[1], "its node runs")
-  t.eq(box:exec("kill -KILL " .. pid).exit_code, 0, "killed from a command (the same uid)")
-  local ok, err = call:wait()
-  t.eq(ok, false)
-  t.eq(err.kind, "mcp")
-  t.eq(err.message, "the MCP server 'victim' was killed by signal KILL")
-  local ok2, err2 = pcall(list[2].handler, {message = "x"})
-  t.eq(ok2, false)
-  t.eq(err2.message, err.message, "a later call fails at once with the same error")
-  list:close()
+  servers.dies_mid_call(t, list, "victim", function()
+    local pid = t.ok(pids_of(box, "server-everything")[1], "its node runs")
+    t.eq(box:exec("kill -KILL " .. pid).exit_code, 0, "killed from a command (the same uid)")
+  end)
 end)
 
 t.test("a program that is not in the sandbox: one clear error naming the server and why", function()
@@ -154,17 +145,7 @@ local work = assert(fs.temp_dir("mcp-sandbox"))
 local shared = {box = box, command = FILESYSTEM, pids_of = pids_of}
 package.loaded["mcp_sandbox_shared"] = shared
 
-local function trace_of(result)
-  local lines = {}
-  for line in (fs.read(result.trace) or ""):gmatch("[^\n]+") do lines[#lines + 1] = json.decode(line) end
-  return lines
-end
-
-local function event(lines, ty)
-  for _, ev in ipairs(lines) do
-    if ev.type == ty then return ev end
-  end
-end
+local event = servers.event
 
 t.test("a server the recipe never closes is ended with its run; the box lives on", function()
   fs.write(work .. "/forgets.lua", [[
@@ -178,7 +159,7 @@ t.test("a server the recipe never closes is ended with its run; the box lives on
   local r = assert(run.new{recipe = work .. "/forgets.lua", dir = work .. "/runs/forgets", quiet = true, args = {}})
   local result = r:execute()
   t.eq(result.status, "ok")
-  local lines = trace_of(result)
+  local lines = servers.trace_events(result.trace)
   t.eq(t.ok(event(lines, "mcp_start"), "mcp_start in the trace").server, "forgotten")
   t.ok(event(lines, "mcp_close"), "mcp_close in the trace")
   t.eq(shared.during, 2, "it ran beside the spec's own server")
