@@ -8,7 +8,8 @@
 set -eu
 out=${1:?usage: build-offline.sh OUT_TAR}
 suite=bookworm
-packages=python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib
+# nodejs: MCP servers written for node run inside the sandbox (tools.mcp{sandbox = box})
+packages=python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib,nodejs
 
 # The mirror comes from the machine's apt configuration, never from this file.
 mirror() {

@@ -4,7 +4,10 @@
  *
  *   channel:send(op, id, fields [, opts]) -> true | nil, err
  *     op "run" | "spawn": fields {argv = {...}, env = {"NAME=value", ...}, cwd,
- *         stdin, timeout (seconds)}
+ *         stdin, timeout (seconds)}; stdin: the bytes, then EOF; for a spawn
+ *         also true: its stdin stays open for write and eof
+ *     op "write": {target (a spawn's id), data}   its end: the bytes are in the pipe
+ *     op "eof": {target}                          its end: that stdin is closed
  *     op "python": {code, timeout}      op "kill": {}      op "signal": {signal}
  *     op "pack": {path, max_bytes, max_entries} (0: no limit)
  *     op "list": {path, max_entries} (0: no limit), answered by serve itself
@@ -14,9 +17,9 @@
  *         save (a temporary file renamed at the end) instead of stdout; limit
  *         caps the tar bytes accepted (the stream comes from inside the
  *         sandbox): past it, or when extraction fails, the pack is killed.
- *   run, spawn, python, pack and list register command id (> 0) for wait/take/
- *   result; kill and signal target an earlier id. Bad fields raise, naming
- *   them. */
+ *   run, spawn, python, pack, list, write and eof register id (> 0) for wait/take/
+ *   result (a write's or eof's result: exit_code 0, or the failure why not);
+ *   kill and signal target an earlier id. Bad fields raise, naming them. */
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -76,6 +79,28 @@ static int encode_list(lua_State *L, buf *out, long long id, int fields) {
   return sv_encode(out, "list", id, list, 2);
 }
 
+/* The stdin field of a run or spawn: its bytes (NULL: none), or true (a
+ * spawn's stdin kept open: *mode set). */
+static const char *stdin_field(lua_State *L, int fields, const char *op, enum sv_run_mode *mode, size_t *len) {
+  *mode = op[0] == 's' ? SV_SPAWN : SV_RUN;
+  *len = 0;
+  int type = lua_getfield(L, fields, "stdin");
+  lua_pop(L, 1);
+  if (type != LUA_TBOOLEAN) return opt_string(L, fields, "stdin", NULL, len);
+  lua_getfield(L, fields, "stdin");
+  int keep = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!keep || *mode != SV_SPAWN) luaL_error(L, "send: field 'stdin' must be a string (or true for a spawn)");
+  *mode = SV_SPAWN_STDIN;
+  return NULL;
+}
+
+static long long target_field(lua_State *L, int fields, const char *op) {
+  lua_Integer target = opt_integer(L, fields, "target", 0);
+  if (target < 1) luaL_error(L, "send: %s needs 'target', the id of a spawn", op);
+  return (long long)target;
+}
+
 /* Encodes op into out; raises on bad fields; -1 when the encoder refuses. */
 static int encode(lua_State *L, buf *out, const char *op, long long id, int fields) {
   if (strcmp(op, "run") == 0 || strcmp(op, "spawn") == 0) {
@@ -83,10 +108,18 @@ static int encode(lua_State *L, buf *out, const char *op, long long id, int fiel
     const char **env = string_list(L, fields, "env");
     if (!argv || !argv[0]) luaL_error(L, "send: %s needs a non-empty 'argv'", op);
     size_t stdin_len = 0;
+    enum sv_run_mode mode;
     const char *cwd = opt_string(L, fields, "cwd", NULL, NULL);
-    const char *input = opt_string(L, fields, "stdin", NULL, &stdin_len);
-    return sv_encode_run(out, id, op[0] == 's', argv, env, cwd, input, stdin_len, timeout_ms(L, fields));
+    const char *input = stdin_field(L, fields, op, &mode, &stdin_len);
+    return sv_encode_run(out, id, mode, argv, env, cwd, input, stdin_len, timeout_ms(L, fields));
   }
+  if (strcmp(op, "write") == 0) {
+    size_t len = 0;
+    const char *data = opt_string(L, fields, "data", NULL, &len);
+    if (!data) luaL_error(L, "send: write needs 'data'");
+    return sv_encode_write(out, id, target_field(L, fields, op), data, len);
+  }
+  if (strcmp(op, "eof") == 0) return sv_encode_eof(out, id, target_field(L, fields, op));
   if (strcmp(op, "python") == 0) {
     size_t len = 0;
     const char *code = opt_string(L, fields, "code", NULL, &len);
@@ -105,7 +138,7 @@ static int encode(lua_State *L, buf *out, const char *op, long long id, int fiel
     return sv_encode_pack(out, id, path, count_field(L, fields, "max_bytes"), count_field(L, fields, "max_entries"));
   }
   if (strcmp(op, "list") == 0) return encode_list(L, out, id, fields);
-  return luaL_error(L, "send: unknown op '%s' (run, spawn, python, kill, signal, pack, list)", op);
+  return luaL_error(L, "send: unknown op '%s' (run, spawn, write, eof, python, kill, signal, pack, list)", op);
 }
 
 /* ---- pack sinks ---- */

@@ -84,9 +84,10 @@ static int finish(buf *out, const char *op, long long id, field_list *l) {
   return rc;
 }
 
-int sv_encode_run(buf *out, long long id, int spawn, const char *const *argv, const char *const *env,
+int sv_encode_run(buf *out, long long id, enum sv_run_mode mode, const char *const *argv, const char *const *env,
                   const char *cwd, const char *stdin_data, size_t stdin_len, long long timeout_ms) {
-  if (!argv || !argv[0] || timeout_ms < 0) return -1;
+  if (!argv || !argv[0] || timeout_ms < 0 || (mode != SV_RUN && mode != SV_SPAWN && mode != SV_SPAWN_STDIN))
+    return -1;
   field_list l = {0};
   for (size_t i = 0; argv[i]; i++) add_str(&l, SV_TAG_ARG, argv[i]);
   for (size_t i = 0; env && env[i]; i++) {
@@ -95,8 +96,24 @@ int sv_encode_run(buf *out, long long id, int spawn, const char *const *argv, co
   }
   if (cwd) add_str(&l, SV_TAG_CWD, cwd);
   if (stdin_data) add(&l, SV_TAG_STDIN, stdin_data, stdin_len);
+  if (mode == SV_SPAWN_STDIN) add(&l, SV_TAG_KEEPSTDIN, "", 0);
   if (timeout_ms > 0) add_number(&l, SV_TAG_TIMEOUT, timeout_ms);
-  return finish(out, spawn ? "spawn" : "run", id, &l);
+  return finish(out, mode == SV_RUN ? "run" : "spawn", id, &l);
+}
+
+int sv_encode_write(buf *out, long long id, long long target, const char *data, size_t len) {
+  if (target < 1 || (len && !data)) return -1;
+  field_list l = {0};
+  add_number(&l, SV_TAG_TARGET, target);
+  add(&l, SV_TAG_STDIN, data ? data : "", len);
+  return finish(out, "write", id, &l);
+}
+
+int sv_encode_eof(buf *out, long long id, long long target) {
+  if (target < 1) return -1;
+  field_list l = {0};
+  add_number(&l, SV_TAG_TARGET, target);
+  return finish(out, "eof", id, &l);
 }
 
 int sv_encode_python(buf *out, long long id, const char *code, size_t len, long long timeout_ms) {

@@ -35,6 +35,13 @@
 #define SV_TAG_PATH 'p'     /* pack: the path to walk */
 #define SV_TAG_MAXBYTES 'b' /* pack: bytes of file data at most, decimal; 0 none */
 #define SV_TAG_MAXENTRIES 'n' /* pack: entries at most, decimal; 0 none */
+#define SV_TAG_KEEPSTDIN 'k'  /* spawn: stdin stays open (after 'i', if any) for write/eof requests */
+#define SV_TAG_TARGET 'w'     /* write, eof: the id of the spawn whose stdin it is, decimal */
+
+/* Streamed stdin: serve refuses a write while this many bytes given to the
+ * spawn's stdin have not reached its pipe yet (a slow reader holds back its
+ * writer, never serve); a writer sends the next bytes after the X of the last. */
+#define SV_STDIN_WINDOW (4u * 1024 * 1024)
 
 typedef struct sv_field {
   char tag;
@@ -55,11 +62,21 @@ typedef struct sv_request {
  * is outside the limits above (nothing is appended then) or memory runs out. */
 int sv_encode(buf *out, const char *op, long long id, const sv_field *fields, size_t nfields);
 
-/* Appends a run (spawn = 0) or spawn (spawn = 1) request: argv and env are
- * NULL-terminated (env entries "NAME=value", may be NULL), cwd may be NULL,
- * stdin_data may be NULL, timeout_ms 0 for none. Returns 0 or -1 as sv_encode. */
-int sv_encode_run(buf *out, long long id, int spawn, const char *const *argv, const char *const *env,
+/* What sv_encode_run asks for: a run, a spawn, or a spawn whose stdin stays
+ * open after stdin_data for write and eof requests. */
+enum sv_run_mode { SV_RUN, SV_SPAWN, SV_SPAWN_STDIN };
+
+/* Appends a run or spawn request (mode): argv and env are NULL-terminated
+ * (env entries "NAME=value", may be NULL), cwd may be NULL, stdin_data may be
+ * NULL, timeout_ms 0 for none. Returns 0 or -1 as sv_encode. */
+int sv_encode_run(buf *out, long long id, enum sv_run_mode mode, const char *const *argv, const char *const *env,
                   const char *cwd, const char *stdin_data, size_t stdin_len, long long timeout_ms);
+/* Appends a write of data[0..len) (len may be 0) to the open stdin of spawn
+ * target; its X (code 0) says the bytes are in the spawn's pipe. */
+int sv_encode_write(buf *out, long long id, long long target, const char *data, size_t len);
+/* Appends an eof: the stdin of spawn target is closed after what was written
+ * before; its X (code 0) says it is closed. */
+int sv_encode_eof(buf *out, long long id, long long target);
 /* Appends python code to run in the persistent interpreter. */
 int sv_encode_python(buf *out, long long id, const char *code, size_t len, long long timeout_ms);
 /* Appends a kill of command id (its whole process tree). */

@@ -6,11 +6,17 @@ Starts `docker exec -i CONTAINER /run/luagent/luagent-supervisor serve` (with
 then reads steps as JSON lines on stdin and prints one JSON line per result:
 
   {"op": "run", "argv": [...], "env": {...}, "cwd": "...", "stdin": "...", "timeout": ms}
-  {"op": "spawn", ...same...}           returns at once: {"id": N}
+  {"op": "spawn", ...same..., "keep_stdin": true}   returns at once: {"id": N}; keep_stdin:
+                                        its stdin stays open for write/eof
+  {"op": "write", "target": N, "data": "...", "repeat": n, "wait": false}
+                                        data (repeated n times) to spawn N's stdin; the
+                                        result is the write's X, or {"id"} without waiting
+  {"op": "eof", "target": N}            closes spawn N's stdin; the result is its X
   {"op": "python", "code": "...", "timeout": ms}
   {"op": "pack", "path": "...", "max_bytes": n, "max_entries": n}   result has "tar_bytes", "left_out"
   {"op": "kill", "target": N} / {"op": "signal", "target": N, "signal": 15}
-  {"op": "wait", "target": N}           the result of an earlier spawn
+  {"op": "wait", "target": N}           the result of an earlier spawn (or write)
+A target may also be the name of an earlier step: the id it sent.
   {"op": "sleep", "seconds": s}
   {"op": "bench", "argv": ["true"], "count": 50}   {"median_ms": ..., "p90_ms": ...}
 
@@ -108,9 +114,21 @@ def command_fields(step):
         fields.append(netstring(b"d", step["cwd"]))
     if "stdin" in step:
         fields.append(netstring(b"i", step["stdin"]))
+    if step.get("keep_stdin"):
+        fields.append(netstring(b"k", ""))
     if step.get("timeout"):
         fields.append(netstring(b"t", str(step["timeout"])))
     return fields
+
+
+def stdin_step(sv, step, target):
+    fields = [netstring(b"w", str(target))]
+    if step["op"] == "write":
+        fields.append(netstring(b"i", step.get("data", "").encode() * step.get("repeat", 1)))
+    ident = sv.send(step["op"], fields)
+    if step.get("wait", True):
+        return printable(sv.wait(ident))
+    return {"id": ident}
 
 
 def printable(r):
@@ -153,8 +171,9 @@ def pack(sv, step):
     return printable(r)
 
 
-def step_result(sv, step, spawned):
+def step_result(sv, step, spawned, named):
     op = step["op"]
+    target = named.get(step.get("target"), step.get("target"))
     if op == "run":
         return printable(sv.wait(sv.send("run", command_fields(step))))
     if op == "spawn":
@@ -169,13 +188,15 @@ def step_result(sv, step, spawned):
     if op == "pack":
         return pack(sv, step)
     if op == "kill":
-        sv.send("kill", [], ident=step["target"])
+        sv.send("kill", [], ident=target)
         return {"sent": "kill"}
     if op == "signal":
-        sv.send("signal", [netstring(b"s", str(step["signal"]))], ident=step["target"])
+        sv.send("signal", [netstring(b"s", str(step["signal"]))], ident=target)
         return {"sent": "signal"}
     if op == "wait":
-        return printable(sv.wait(step["target"]))
+        return printable(sv.wait(target))
+    if op in ("write", "eof"):
+        return stdin_step(sv, step, target)
     if op == "sleep":
         time.sleep(step["seconds"])
         return {"slept": step["seconds"]}
@@ -193,13 +214,15 @@ def main():
         sv = Supervisor(args[1:])
     else:
         sv = Supervisor(["docker", "exec", "-i", "-u", user, container] + serve)
-    spawned = []
+    spawned, named = [], {}
     for line in sys.stdin:
         if line.strip():
             step = json.loads(line)
-            result = step_result(sv, step, spawned)
+            result = step_result(sv, step, spawned, named)
             if "name" in step:
                 result["name"] = step["name"]
+                if "id" in result:
+                    named[step["name"]] = result["id"]
             print(json.dumps(result), flush=True)
     sv.proc.stdin.close()
     sv.proc.wait(timeout=30)

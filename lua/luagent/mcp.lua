@@ -13,9 +13,9 @@
 --
 -- opts: command = {argv} (a host process, stdio) | url = "http(s)://..."
 --       (Streamable HTTP) | command with sandbox = box (the process runs in
---       the sandbox: luagent.mcp.sandbox, which needs box:spawn to stream
---       stdin, and says so until it can); name (in messages and the trace; default from the
---       command or the URL); env, cwd (stdio); headers (HTTP); timeout
+--       the sandbox, with its limits, acting on its /workspace:
+--       luagent.mcp.sandbox); name (in messages and the trace; default from the
+--       command or the URL); env, cwd (stdio, sandbox); headers (HTTP); timeout
 --       (seconds per request, default 120); start_timeout (for initialize,
 --       default 60: npx may download first); only, prefix.
 -- A stdio server is ended when its client closes, and at the latest when the

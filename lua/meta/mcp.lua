@@ -8,7 +8,7 @@
 ---@class luagent.McpOptions
 ---@field command? string[] the server's program and arguments (stdio)
 ---@field url? string a Streamable HTTP endpoint, e.g. "http://localhost:3001/mcp"
----@field sandbox? luagent.Box run `command` in this sandbox: not yet possible (box:spawn takes stdin at start only)
+---@field sandbox? luagent.Box run `command` inside this sandbox (its /workspace, its limits; stage the program with the manifest)
 ---@field name? string how messages and the trace name it (default: from the command or the URL)
 ---@field env? table<string, string|number|boolean> added to a stdio server's small environment (PATH, HOME, ...; no API keys)
 ---@field cwd? string the stdio server's working folder

@@ -93,7 +93,10 @@
 
 ---Options of box:spawn: box:exec's, but timeout has no default (none: it runs
 ---until killed, or until the box closes) and max_output caps what is kept unread.
+---stdin = true keeps its standard input open: process:write(data) streams to it,
+---process:close_stdin() ends it (a string: those bytes, then end-of-file).
 ---@class luagent.SpawnOptions: luagent.ExecOptions
+---@field stdin? string|true
 
 ---Options of box:python.
 ---@class luagent.PythonOptions
@@ -362,6 +365,22 @@ function Process:signal(sig) end
 ---@return true? ok
 ---@return luagent.Error? err
 function Process:kill() end
+
+---Writes to its standard input (box:spawn(cmd, {stdin = true})): returns once
+---the process's pipe took the bytes, so a process that reads slowly holds its
+---writer back. Writes from several tasks go whole, in call order. err kinds: io
+---(it ended, or closed its stdin), refused (the data holds an API key), closed.
+---Raises after close_stdin, or when it was started without stdin = true.
+---@param data string
+---@return true? ok
+---@return luagent.Error? err
+function Process:write(data) end
+
+---Ends its standard input: it reads end-of-file after what was written.
+---Idempotent; true for a process that ended or has no open stdin.
+---@return true? ok
+---@return luagent.Error? err
+function Process:close_stdin() end
 
 ---Still running (not ended, not closed)?
 ---@return boolean

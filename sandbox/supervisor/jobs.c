@@ -87,7 +87,7 @@ job *job_spawn(server *s, enum job_kind kind, long long id, char **argv, char **
   j->what = strdup(pack ? pack->path : argv[0]);
   if (pack) j->pack = *pack, j->pack.path = j->what;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, calls[2] = {-1, -1};
-  int ok = j->what && buf_append(&j->input, input, input_len) == 0 && make_pipe(in, 1) == 0 &&
+  int ok = j->what && job_queue_input(j, input, input_len) == 0 && make_pipe(in, 1) == 0 &&
            make_pipe(out, 0) == 0 && make_pipe(err, 0) == 0 && (kind != JOB_KERNEL || make_pipe(calls, 0) == 0);
   j->in = in[1], j->out = out[0], j->err = err[0], j->calls = calls[0];
   if (ok) {
@@ -104,7 +104,6 @@ job *job_spawn(server *s, enum job_kind kind, long long id, char **argv, char **
     errno = saved ? saved : ENOMEM;
     return NULL;
   }
-  if (input_len == 0 && kind != JOB_KERNEL) close(j->in), j->in = -1;
   if (kind != JOB_KERNEL) {
     int before = 0;
     for (job *other = s->jobs; other; other = other->next) before |= !other->done && other->kind != JOB_KERNEL;
@@ -152,8 +151,10 @@ void job_start(server *s, const sv_request *req, enum job_kind kind) {
   if (!j) {
     frame_failure(req->id, "cannot start: %s", problem);
     frame_exit(req->id, 126, "-", 0);
-  } else if (timeout > 0) {
-    j->deadline = now_ms() + timeout;
+  } else {
+    if (timeout > 0) j->deadline = now_ms() + timeout;
+    j->keep_stdin = kind == JOB_SPAWN && sv_field_find(req, SV_TAG_KEEPSTDIN) != NULL;
+    job_feed(j); /* the request's stdin; closed after it unless kept open */
   }
 }
 
@@ -190,26 +191,6 @@ int job_relay(job *j, int *fd, char kind, long long id) {
     close(*fd);
     *fd = -1;
     return 0;
-  }
-}
-
-void job_feed(job *j) {
-  while (j->in >= 0 && j->input_sent < j->input.len) {
-    ssize_t n = write(j->in, j->input.data + j->input_sent, j->input.len - j->input_sent);
-    if (n < 0 && errno == EAGAIN) return;
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) { /* the command closed its stdin: the rest is dropped */
-      close(j->in);
-      j->in = -1;
-      break;
-    }
-    j->input_sent += (size_t)n;
-  }
-  buf_clear(&j->input);
-  j->input_sent = 0;
-  if (j->in >= 0 && j->kind != JOB_KERNEL) {
-    close(j->in);
-    j->in = -1;
   }
 }
 
@@ -273,6 +254,7 @@ static void say_failure(const server *s, const job *j) {
 static void finish(server *s, job *j) {
   if (j->out >= 0) job_relay(j, &j->out, 'O', j->id);
   if (j->err >= 0) job_relay(j, &j->err, 'E', j->id);
+  stdin_fail(j, "the process ended");
   if (j->kind == JOB_KERNEL) {
     python_on_done(s, j);
   } else {
@@ -302,6 +284,11 @@ void job_free(job *j) {
   int fds[] = {j->out, j->err, j->in, j->calls, j->reaper.control, j->reaper.status};
   for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
     if (fds[i] >= 0) close(fds[i]);
+  while (j->waits) {
+    stdin_wait *w = j->waits;
+    j->waits = w->next;
+    free(w);
+  }
   buf_free(&j->input);
   buf_free(&j->status);
   buf_free(&j->call_status);

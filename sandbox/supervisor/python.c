@@ -75,8 +75,10 @@ static void python_next(server *s) {
     c->oom_before = oom_kill_count();
     for (job *j = s->jobs; j; j = j->next) c->shared |= !j->done && j->kind != JOB_KERNEL;
     if (c->shared) jobs_mark_shared(s);
-    buf_printf(&k->input, "%zu\n", c->code.len);
-    buf_append(&k->input, c->code.data, c->code.len);
+    char head[32];
+    int n = snprintf(head, sizeof head, "%zu\n", c->code.len);
+    job_queue_input(k, head, (size_t)n);
+    job_queue_input(k, c->code.data, c->code.len);
     job_feed(k);
     return;
   }

@@ -52,6 +52,8 @@ static void dispatch(server *s, const sv_request *req) {
     else python_kill(s, req->id, 0);
   } else if (strcmp(op, "signal") == 0) {
     on_signal_request(s, req);
+  } else if (strcmp(op, "write") == 0 || strcmp(op, "eof") == 0) {
+    stdin_request(s, req, op[0] == 'e');
   } else {
     frame_failure(req->id, "unknown request '%s' (this supervisor speaks version %s)", op, SV_VERSION);
     frame_exit(req->id, 2, "-", 0);

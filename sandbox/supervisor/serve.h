@@ -6,7 +6,9 @@
  * killed when its stdin closes (the host went away or closed the session).
  *
  * The pieces: serve.c (the loop, requests), jobs.c (a command's life: start,
- * relay, finish), python.c (the persistent interpreter). */
+ * relay, finish), stdin.c (what goes to a command's stdin: a request's bytes,
+ * python code, a spawn's streamed stdin), python.c (the persistent
+ * interpreter). */
 #ifndef SV_SERVE_H
 #define SV_SERVE_H
 
@@ -19,6 +21,15 @@
 
 enum job_kind { JOB_RUN, JOB_SPAWN, JOB_PACK, JOB_KERNEL };
 
+/* A write or eof request waiting until the stdin bytes before its end are in
+ * the command's pipe; then its X. */
+typedef struct stdin_wait {
+  long long id;
+  unsigned long long end; /* in_queued when it came */
+  int eof;                /* close the pipe then */
+  struct stdin_wait *next;
+} stdin_wait;
+
 typedef struct job {
   long long id;          /* the request's id (the kernel: its current call, 0 between calls) */
   enum job_kind kind;
@@ -28,6 +39,10 @@ typedef struct job {
   int calls;             /* the kernel's status pipe (-1 for other kinds) */
   buf input;             /* stdin bytes to write */
   size_t input_sent;     /* how many of them are written */
+  int keep_stdin;        /* a spawn's stdin stays open for write requests until eof */
+  int stdin_eof;         /* an eof was asked: later writes are refused */
+  unsigned long long in_queued, in_written; /* stdin bytes ever queued / ever written into the pipe */
+  stdin_wait *waits;     /* write and eof requests not answered yet, in order */
   buf status;            /* a partial line from the reaper */
   buf call_status;       /* a partial line from the kernel */
   long long deadline;    /* now_ms() when it times out; 0: never */
@@ -79,8 +94,6 @@ void job_kill(job *j, int timed_out);
 int job_relay(job *j, int *fd, char kind, long long id);
 /* Reads the reaper's status lines; calls python_on_clean for "c" lines. */
 void job_read_status(server *s, job *j);
-/* Writes pending stdin. */
-void job_feed(job *j);
 /* Ends jobs whose reaper is done and whose output is drained: X frame, free. */
 void jobs_finish(server *s, long long now);
 /* The exit flags of a finished job ("o", "k", "t" letters) into flags[8]. */
@@ -93,6 +106,22 @@ int oom_evident(long long before, int evidence, int shared);
 /* Marks every live command (and the running python call) as shared. */
 void jobs_mark_shared(server *s);
 void job_free(job *j);
+
+/* ---- stdin.c ---- */
+
+/* Queues bytes for the job's stdin (written by job_feed). 0, or -1 out of memory. */
+int job_queue_input(job *j, const char *data, size_t n);
+/* Writes what the pipe takes of the queued stdin without blocking, answers
+ * the write/eof requests whose bytes are all in, and closes the pipe once
+ * everything is written unless the stdin stays open (the kernel, a spawn
+ * with 'k'). A pipe whose reader is gone is closed and its requests fail. */
+void job_feed(job *j);
+/* A write (eof = 0) or eof request: queued on the target spawn's stdin, or
+ * answered at once with F + X (1: that stdin is gone or full, 2: the
+ * request is wrong). */
+void stdin_request(server *s, const sv_request *req, int eof);
+/* Answers every waiting write/eof request of j with F (why) + X 1. */
+void stdin_fail(job *j, const char *why);
 
 /* ---- python.c ---- */
 

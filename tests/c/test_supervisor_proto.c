@@ -16,7 +16,7 @@ static void run_round_trip(void) {
   const char *env[] = {"FOO=bar", "EMPTY=", NULL};
   static const char input[] = "line\0with NUL,and comma\n";
   buf out = BUF_INIT;
-  CHECK(sv_encode_run(&out, 7, 0, argv, env, "/workspace", input, sizeof input - 1, 3000) == 0);
+  CHECK(sv_encode_run(&out, 7, SV_RUN, argv, env, "/workspace", input, sizeof input - 1, 3000) == 0);
   sv_request req;
   size_t used = 0;
   const char *error = NULL;
@@ -40,7 +40,7 @@ static void run_round_trip(void) {
 static void every_op_round_trips(void) {
   buf out = BUF_INIT;
   const char *argv[] = {"server", NULL};
-  CHECK(sv_encode_run(&out, 1, 1, argv, NULL, NULL, NULL, 0, 0) == 0);
+  CHECK(sv_encode_run(&out, 1, SV_SPAWN, argv, NULL, NULL, NULL, 0, 0) == 0);
   CHECK(sv_encode_python(&out, 2, "x = 1\nx", 7, 0) == 0);
   CHECK(sv_encode_kill(&out, 1) == 0);
   CHECK(sv_encode_signal(&out, 1, 15) == 0);
@@ -66,11 +66,67 @@ static void every_op_round_trips(void) {
   buf_free(&out);
 }
 
+/* A spawn whose stdin stays open ('k' after its first bytes), writes to it
+ * (any bytes, none at all) and its eof name their spawn in 'w'. */
+static void stdin_requests_round_trip(void) {
+  buf out = BUF_INIT;
+  const char *argv[] = {"cat", NULL};
+  static const char chunk[] = "{\"jsonrpc\":\"2.0\"}\n\0,\n";
+  CHECK(sv_encode_run(&out, 4, SV_SPAWN_STDIN, argv, NULL, NULL, "first", 5, 0) == 0);
+  CHECK(sv_encode_run(&out, 5, SV_SPAWN, argv, NULL, NULL, NULL, 0, 0) == 0);
+  CHECK(sv_encode_write(&out, 6, 4, chunk, sizeof chunk - 1) == 0);
+  CHECK(sv_encode_write(&out, 7, 4, NULL, 0) == 0);
+  CHECK(sv_encode_eof(&out, 8, 4) == 0);
+  sv_request req;
+  size_t used = 0, pos = 0;
+  const char *error = NULL;
+  long long n = 0;
+  CHECK(sv_parse(out.data, out.len, &req, &used, &error) == 1);
+  CHECK_STR(req.op, "spawn");
+  CHECK(field_is(sv_field_find(&req, SV_TAG_STDIN), SV_TAG_STDIN, "first", 5));
+  CHECK(field_is(sv_field_find(&req, SV_TAG_KEEPSTDIN), SV_TAG_KEEPSTDIN, "", 0));
+  sv_request_free(&req);
+  pos += used;
+  CHECK(sv_parse(out.data + pos, out.len - pos, &req, &used, &error) == 1);
+  CHECK(req.id == 5 && sv_field_find(&req, SV_TAG_KEEPSTDIN) == NULL); /* a plain spawn: EOF after its stdin */
+  sv_request_free(&req);
+  pos += used;
+  CHECK(sv_parse(out.data + pos, out.len - pos, &req, &used, &error) == 1);
+  CHECK_STR(req.op, "write");
+  CHECK(req.id == 6 && req.nfields == 2);
+  CHECK(sv_field_number(&req, SV_TAG_TARGET, &n) == 0 && n == 4);
+  CHECK(field_is(sv_field_find(&req, SV_TAG_STDIN), SV_TAG_STDIN, chunk, sizeof chunk - 1));
+  sv_request_free(&req);
+  pos += used;
+  CHECK(sv_parse(out.data + pos, out.len - pos, &req, &used, &error) == 1);
+  CHECK(req.id == 7 && field_is(sv_field_find(&req, SV_TAG_STDIN), SV_TAG_STDIN, "", 0));
+  sv_request_free(&req);
+  pos += used;
+  CHECK(sv_parse(out.data + pos, out.len - pos, &req, &used, &error) == 1);
+  CHECK_STR(req.op, "eof");
+  CHECK(req.id == 8 && req.nfields == 1 && sv_field_number(&req, SV_TAG_TARGET, &n) == 0 && n == 4);
+  sv_request_free(&req);
+  pos += used;
+  CHECK(pos == out.len);
+  /* a write as large as a field may be, cut anywhere, is incomplete until whole */
+  buf big = BUF_INIT;
+  char *data = malloc(1 << 20);
+  memset(data, 'x', 1 << 20);
+  CHECK(sv_encode_write(&big, 9, 4, data, 1 << 20) == 0);
+  CHECK(sv_parse(big.data, big.len - 1, &req, &used, &error) == 0 && used == big.len);
+  CHECK(sv_parse(big.data, big.len, &req, &used, &error) == 1 && used == big.len);
+  CHECK(sv_field_find(&req, SV_TAG_STDIN)->len == 1 << 20);
+  sv_request_free(&req);
+  free(data);
+  buf_free(&big);
+  buf_free(&out);
+}
+
 /* Every cut of a request is "incomplete" and asks for more than it has. */
 static void cut_anywhere_is_incomplete(void) {
   const char *argv[] = {"cat", NULL};
   buf out = BUF_INIT;
-  CHECK(sv_encode_run(&out, 12345, 0, argv, NULL, "/tmp", "0123456789", 10, 0) == 0);
+  CHECK(sv_encode_run(&out, 12345, SV_RUN, argv, NULL, "/tmp", "0123456789", 10, 0) == 0);
   for (size_t cut = 0; cut < out.len; cut++) {
     char *copy = malloc(cut + 1); /* exactly cut bytes: ASan sees any read past them */
     memcpy(copy, out.data, cut);
@@ -148,13 +204,18 @@ static void encoder_refuses_what_cannot_be_parsed(void) {
   CHECK(sv_encode(&out, "Run", 1, NULL, 0) == -1);
   CHECK(sv_encode(&out, "", 1, NULL, 0) == -1);
   CHECK(sv_encode(&out, "run", 0, NULL, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, 0, no_argv, NULL, NULL, NULL, 0, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, 0, argv, bad_env, NULL, NULL, 0, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, 0, argv, bad_env2, NULL, NULL, 0, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, 0, argv, NULL, NULL, NULL, 0, -5) == -1);
+  CHECK(sv_encode_run(&out, 1, SV_RUN, no_argv, NULL, NULL, NULL, 0, 0) == -1);
+  CHECK(sv_encode_run(&out, 1, SV_RUN, argv, bad_env, NULL, NULL, 0, 0) == -1);
+  CHECK(sv_encode_run(&out, 1, SV_RUN, argv, bad_env2, NULL, NULL, 0, 0) == -1);
+  CHECK(sv_encode_run(&out, 1, SV_RUN, argv, NULL, NULL, NULL, 0, -5) == -1);
   CHECK(sv_encode_signal(&out, 1, 0) == -1);
   CHECK(sv_encode_signal(&out, 1, 65) == -1);
   CHECK(sv_encode_pack(&out, 1, "", 0, 0) == -1);
+  CHECK(sv_encode_run(&out, 1, (enum sv_run_mode)3, argv, NULL, NULL, NULL, 0, 0) == -1);
+  CHECK(sv_encode_write(&out, 2, 0, "x", 1) == -1);  /* no target */
+  CHECK(sv_encode_write(&out, 2, 1, NULL, 3) == -1); /* bytes that are not there */
+  CHECK(sv_encode_write(&out, 0, 1, "x", 1) == -1);
+  CHECK(sv_encode_eof(&out, 2, -1) == -1);
   CHECK(out.len == 0); /* nothing half-written */
   buf_free(&out);
 }
@@ -178,6 +239,7 @@ static void numbers_are_plain_decimals(void) {
 int main(void) {
   RUN(run_round_trip);
   RUN(every_op_round_trips);
+  RUN(stdin_requests_round_trip);
   RUN(cut_anywhere_is_incomplete);
   RUN(hostile_input_is_refused);
   RUN(encoder_refuses_what_cannot_be_parsed);

@@ -127,6 +127,57 @@ steps_python() {
 EOF
 }
 
+# A spawn's streamed stdin (write, eof): answered once in the pipe, in order;
+# a reader that does not read holds back its writer (a write past
+# SV_STDIN_WINDOW is refused) while serve goes on answering; a stdin whose
+# reader is gone fails its writes.
+steps_stdin() {
+  cat <<'EOF'
+{"name":"cat","op":"spawn","argv":["cat"],"keep_stdin":true}
+{"name":"w1","op":"write","target":"cat","data":"hello\n"}
+{"name":"w2","op":"write","target":"cat","data":"world\n"}
+{"name":"e","op":"eof","target":"cat"}
+{"name":"e2","op":"eof","target":"cat"}
+{"name":"cat_end","op":"wait","target":"cat"}
+{"name":"w_after","op":"write","target":"cat","data":"x"}
+{"name":"e_after","op":"eof","target":"cat"}
+{"name":"plain","op":"spawn","argv":["sleep","5"]}
+{"name":"w_plain","op":"write","target":"plain","data":"x"}
+{"op":"kill","target":"plain"}
+{"name":"slow","op":"spawn","argv":["sh","-c","sleep 30; cat"],"keep_stdin":true}
+{"name":"fill","op":"write","target":"slow","data":"x","repeat":1048576,"wait":false}
+{"name":"fill2","op":"write","target":"slow","data":"x","repeat":4194304,"wait":false}
+{"name":"full","op":"write","target":"slow","data":"y"}
+{"name":"meanwhile","op":"run","argv":["echo","served"]}
+{"op":"kill","target":"slow"}
+{"name":"fill_end","op":"wait","target":"fill"}
+{"name":"closer","op":"spawn","argv":["sh","-c","exec 0<&-; sleep 5"],"keep_stdin":true}
+{"op":"sleep","seconds":0.2}
+{"name":"w_closed","op":"write","target":"closer","data":"x","repeat":100000}
+{"op":"kill","target":"closer"}
+EOF
+}
+
+# check_stdin SESSION TAG
+check_stdin() {
+  streamed() {
+    is "$1" w1 code 0 && is "$1" w2 code 0 && is "$1" e code 0 && is "$1" e2 code 0 &&
+      is "$1" cat_end stdout "hello
+world" && is "$1" cat_end code 0
+  }
+  check "[$2] a spawn's stdin streams: writes in order, eof ends it (twice is fine)" streamed "$1"
+  refused() {
+    is "$1" w_after code 1 && has "$1" w_after failure "the process ended" && is "$1" e_after code 0 &&
+      is "$1" w_plain code 2 && has "$1" w_plain failure "has no open stdin"
+  }
+  check "[$2] a write to an ended spawn or to one without an open stdin is refused (an eof is fine)" refused "$1"
+  slow() {
+    is "$1" full code 3 && has "$1" full failure "is full" && is "$1" meanwhile stdout served &&
+      below "$1" meanwhile ms 2000 && is "$1" fill_end code 1 && has "$1" w_closed failure "closed it"
+  }
+  check "[$2] a reader that does not read holds back its writer, not serve (window refused, commands go on)" slow "$1"
+}
+
 run_checks() {
   image=$1 tag=$2
   BOX="luagent-svtest-$tag-$$"
@@ -135,6 +186,8 @@ run_checks() {
   fi
   steps_base | session base
   steps_after | sed "s|PACK_TAR|$TMP/pack.tar|" | session after
+  steps_stdin | session stdin
+  check_stdin stdin "$tag"
   [ -s "$TMP/base.out" ] || { echo "not ok - $SUITE: [$tag] the session answered nothing"; sed 's/^/    /' "$TMP/base.err" >&2; }
 
   staged() {
@@ -180,7 +233,8 @@ bar" && is base missing code 127 && has base missing failure "cannot run no-such
   check "[$tag] pack refuses a 1 TiB sparse file at once and names it" sparse
   long_paths() {
     ours=$(longest_name < "$TMP/pack.tar")
-    engine=$(curl -s --max-time 5 --unix-socket /var/run/docker.sock \
+    socket=${DOCKER_HOST:-unix:///var/run/docker.sock}
+    engine=$(curl -s --max-time 5 --unix-socket "${socket#unix://}" \
       "http://x/v1.41/containers/$BOX/archive?path=/workspace/out/deep" | longest_name)
     [ "${ours:-0}" -gt 4096 ] && [ "${engine:-0}" -lt 4096 ] || { echo "longest name: pack $ours, engine $engine"; return 1; }
   }
@@ -243,6 +297,9 @@ asan_checks() {
 {"name":"pack","op":"pack","path":"/proc/self/fdinfo","max_bytes":100,"max_entries":2}
 {"name":"unknown","op":"spawn","argv":["true"]}
 STEPS
+  (cd "$TMP/asan" && steps_stdin | ASAN_OPTIONS=detect_leaks=1 python3 "$OLDPWD/tests/supervisor_client.py" --local \
+    "$TMP/sv-asan" serve 65534:65534 > "$TMP/asan_stdin.out" 2>> "$TMP/asan.err")
+  check_stdin asan_stdin asan
   asan() {
     ! grep -E "ERROR: AddressSanitizer|LeakSanitizer|runtime error" "$TMP/asan.err" &&
       is asan bg killed 1 && is asan escape flags t && is asan stdin stdout "through stdin" &&

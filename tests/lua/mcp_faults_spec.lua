@@ -4,7 +4,6 @@
 local t = require "helper"
 local servers = require "mcp_servers"
 local fs = require "luagent.fs"
-local json = require "luagent.json"
 local run = require "luagent.run"
 local tools = require "luagent.tools"
 
@@ -58,19 +57,7 @@ t.test("a server that dies in the middle of a call: that call and later ones fai
   local list = assert(tools.mcp{command = servers.everything(), name = "victim",
                                 only = {"trigger-long-running-operation", "echo"}})
   local pid = list.client.t.pid()
-  local call = luagent.spawn(function()
-    return pcall(list[1].handler, {duration = 5, steps = 5})
-  end)
-  luagent.sleep(0.3)
-  os.execute("kill -KILL " .. pid)
-  local ok, err = call:wait()
-  t.eq(ok, false)
-  t.eq(err.kind, "mcp")
-  t.eq(err.message, "the MCP server 'victim' was killed by signal KILL")
-  local ok2, err2 = pcall(list[2].handler, {message = "x"})
-  t.eq(ok2, false)
-  t.eq(err2.message, err.message, "a later call fails at once with the same error")
-  list:close()
+  servers.dies_mid_call(t, list, "victim", function() os.execute("kill -KILL " .. pid) end)
 end)
 
 -- A recipe run in a run of its own (luagent.run), as luagent eval runs them.
@@ -80,16 +67,10 @@ local function run_recipe(name, source)
   local r = assert(run.new{recipe = work .. "/" .. name .. ".lua", dir = work .. "/runs/" .. name, quiet = true,
                            args = {}})
   local result = r:execute(table.concat(servers.everything(), " "))
-  local lines = {}
-  for line in (fs.read(result.trace) or ""):gmatch("[^\n]+") do lines[#lines + 1] = json.decode(line) end
-  return result, lines
+  return result, servers.trace_events(result.trace)
 end
 
-local function event(lines, ty)
-  for _, ev in ipairs(lines) do
-    if ev.type == ty then return ev end
-  end
-end
+local event = servers.event
 
 t.test("a server the recipe never closes is ended with its run; the trace has its start and end", function()
   local result, lines = run_recipe("forgets", [[

@@ -52,6 +52,36 @@ function servers.everything_http()
   error("test setup: server-everything did not start over HTTP (5 ports tried)", 2)
 end
 
+-- A server that dies in the middle of a call (`kill()` ends it): that call
+-- and a later one fail with the same clear error naming it, without a hang.
+-- list: the tools {trigger-long-running-operation, echo} of server `name`.
+function servers.dies_mid_call(t, list, name, kill)
+  local call = luagent.spawn(function() return pcall(list[1].handler, {duration = 5, steps = 5}) end)
+  luagent.sleep(0.3)
+  kill()
+  local ok, err = call:wait()
+  t.eq(ok, false)
+  t.eq(err.kind, "mcp")
+  t.eq(err.message, ("the MCP server '%s' was killed by signal KILL"):format(name))
+  local ok2, err2 = pcall(list[2].handler, {message = "x"})
+  t.eq(ok2, false)
+  t.eq(err2.message, err.message, "a later call fails at once with the same error")
+  list:close()
+end
+
+-- The events of a run's trace file, and the first one of a type.
+function servers.trace_events(path)
+  local lines = {}
+  for line in (luagent.fs.read(path) or ""):gmatch("[^\n]+") do lines[#lines + 1] = luagent.json.decode(line) end
+  return lines
+end
+
+function servers.event(lines, ty)
+  for _, ev in ipairs(lines) do
+    if ev.type == ty then return ev end
+  end
+end
+
 -- Every event of the given types while fn runs.
 function servers.events_during(types, fn)
   local seen, wanted = {}, {}

@@ -1,23 +1,33 @@
 -- luagent.mcp.sandbox: an MCP server as a process inside a sandbox
 -- (`command = {...}, sandbox = box`), so that it acts on /workspace with the
--- sandbox's limits; it speaks over its stdin and stdout like a host one
--- (luagent.mcp.stream), through box:spawn's process handle.
+-- sandbox's limits (memory, pids, CPU, no network, uid 1000, killed with the
+-- box); it speaks over its stdin and stdout like a host one
+-- (luagent.mcp.stream), through box:spawn's process handle with an open
+-- stdin (process:write, process:close_stdin).
 --
 --   mcp_sandbox.open(spec, hooks) -> transport | nil, err
---     spec: command (argv), sandbox (the box), env (refused if it holds an
---     API key, as box:spawn refuses it), cwd (default the box's: /workspace)
+--     spec: command (argv, run inside the sandbox), sandbox (the box), env
+--     (refused if it holds an API key, as box:spawn refuses it), cwd (default
+--     the box's: /workspace)
+-- The transport is luagent.mcp.stream's: request, send, fail_pending, close;
+-- and process() (the sandbox process) for tests and diagnostics.
 --
--- What it needs of box:spawn's process: read([seconds]) -> stdout, stderr
--- (waiting for output or the end), wait([seconds]) -> result, signal, kill,
--- close — and, to stream requests, write(data) and close_stdin(). A process
--- without the last two (the supervisor gives a spawn its stdin once, at
--- start) makes open() a clear error instead: the server is stopped at once.
+-- The server's program must be in the sandbox: the image's own (node and
+-- python3 are in luagent's image), or staged into the workspace with the
+-- box's manifest, e.g. an npm package installed on the host:
+--   sandbox.open{manifest = {[".mcp/node_modules"] = sandbox.dir("mcp/node_modules")}}
+--   tools.mcp{sandbox = box, command = {"node",
+--     "/workspace/.mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "/workspace"}}
+-- (the sandbox has no network: npx cannot download there).
 local errors = require "luagent.errors"
 local stream = require "luagent.mcp.stream"
 
 local mcp_sandbox = {}
 
 local READ_WAIT = 3600 -- seconds a read waits for output (it returns sooner at the end)
+
+local SIGNALS = {[1] = "HUP", [2] = "INT", [3] = "QUIT", [6] = "ABRT", [9] = "KILL", [11] = "SEGV", [13] = "PIPE",
+                 [15] = "TERM"}
 
 local BoxProcess = {}
 BoxProcess.__index = BoxProcess
@@ -56,6 +66,10 @@ function BoxProcess:status()
   if not r then return "stopped answering" end
   if r.oom_killed then return "was killed for using more memory than the sandbox has" end
   if r.timed_out then return "was stopped at its timeout" end
+  if r.exit_code > 128 and r.exit_code <= 128 + 64 then
+    local signo = r.exit_code - 128
+    return ("was killed by signal %s"):format(SIGNALS[signo] or tostring(signo))
+  end
   return ("exited with status %d"):format(r.exit_code)
 end
 
@@ -77,26 +91,14 @@ function BoxProcess:close(grace, on_stderr)
   proc:close()
 end
 
--- ---- opening ----
-
-local function missing_streams(proc)
-  return type(proc.write) ~= "function" or type(proc.close_stdin) ~= "function"
-end
-
 function mcp_sandbox.open(spec, hooks)
-  local box = spec.sandbox
-  local proc, err = box:spawn(spec.command, {env = spec.env, cwd = spec.cwd})
+  local proc, err = spec.sandbox:spawn(spec.command, {env = spec.env, cwd = spec.cwd, stdin = true})
   if not proc then
     return nil, errors.wrap(err, ("cannot start %s in the sandbox (command %s)"):format(hooks.label, spec.command[1]))
   end
-  if missing_streams(proc) then
-    proc:close()
-    return errors.fail("config", ("tools.mcp: %s cannot run inside the sandbox yet: an MCP server reads requests on "
-      .. "its stdin for as long as it runs, and box:spawn gives a process its stdin once, at start (it needs "
-      .. "process:write(data) and process:close_stdin()); run it on the host meanwhile (command without sandbox)")
-      :format(hooks.label), {server = hooks.server})
-  end
-  return stream.new(setmetatable({proc = proc}, BoxProcess), hooks)
+  local s = stream.new(setmetatable({proc = proc}, BoxProcess), hooks)
+  function s.process() return proc end
+  return s
 end
 
 return mcp_sandbox

@@ -11,14 +11,30 @@
 --   proc:signal(sig) -> true | nil, err   to its process group ("TERM", "INT", 15, ...)
 --   proc:kill() -> true | nil, err        its whole tree
 --   proc:running() -> boolean
+--   proc:write(data) -> true | nil, err   to its stdin (box:spawn(cmd, {stdin = true}));
+--       returns once the process's pipe took the bytes, so a process that
+--       reads slowly holds its writer back; writes from several tasks go in
+--       call order, each whole (a write whose caller was cancelled still
+--       completes); err: io (it ended or closed its stdin), refused (an API key)
+--   proc:close_stdin() -> true | nil, err  it reads end-of-file after what was
+--       written; idempotent (true for a process without an open stdin)
 --   proc:close()                           kills it if it runs; idempotent, also <close>
 --   proc.id, proc.command, tostring(proc)
 -- The handle follows the handle rule: after close (or the box's close) its
 -- methods return nil, err of kind "closed"; no I/O happens in a finalizer.
+--
+-- Streamed stdin is the supervisor's write and eof requests (sandbox/supervisor/
+-- DESIGN.md), sent over the executor's channel (ex.channel, ids from
+-- ex.next_id) in chunks of CHUNK bytes, each sent once the one before is in
+-- the pipe: the supervisor holds at most one chunk per process.
 local errors = require "luagent.errors"
 local loop = require "luagent.loop"
+local secrets = require "luagent.secrets"
 
 local process = {}
+
+local CHUNK = 1024 * 1024 -- bytes of one write request (the supervisor refuses past 4 MiB waiting)
+local TAIL = 512          -- bytes of the last write kept, to find a key cut in two by the writes
 
 local SIGNALS = {HUP = 1, INT = 2, QUIT = 3, KILL = 9, USR1 = 10, USR2 = 12, ALRM = 14, TERM = 15, CONT = 18,
                  STOP = 19}
@@ -36,7 +52,7 @@ Process.__index = Process
 
 function process.new(session, ex, job, command)
   return setmetatable({session = session, ex = ex, job = job, id = job.id, command = command, closed = false,
-                       started = loop.now()}, Process)
+                       started = loop.now(), stdin = job.stdin == true, stdin_tail = ""}, Process)
 end
 
 function Process:__tostring()
@@ -112,6 +128,77 @@ function Process:kill()
   if err then return nil, err end
   if self.ended then return true end
   return self.ex:kill(self.job)
+end
+
+-- ---- streamed stdin ----
+
+-- One write or eof request, answered when its bytes are in the pipe.
+function Process:_stdin_request(op, fields)
+  local ex = self.ex
+  ex.next_id = ex.next_id + 1
+  local id = ex.next_id
+  fields.target = self.id
+  local ok, err = ex.channel:send(op, id, fields)
+  if ok then ok, err = ex.channel:wait(id) end
+  if ok == nil then
+    local unusable = self:_unusable()
+    if unusable or err.kind == "closed" then return nil, unusable or err end
+    return self:_lost(err.message)
+  end
+  local r = ex.channel:result(id)
+  if r.exit_code == 0 then return true end
+  local why = (r.failure or ""):gsub("^the stdin of command %d+: ", "")
+  return errors.fail(r.exit_code == 1 and "io" or "protocol",
+                     ("%s: cannot write to its stdin: %s"):format(tostring(self), why), {process = self.id})
+end
+
+-- Runs fn after every stdin request asked for before it, in its own task:
+-- a write is never cut by another one, nor by its caller's cancellation.
+function Process:_in_turn(fn)
+  local before = self.stdin_last
+  local turn = loop.spawn(function()
+    if before then before:wait() end
+    return fn()
+  end)
+  self.stdin_last = turn
+  local ok, err = turn:wait()
+  if self.stdin_last == turn then self.stdin_last = nil end
+  return ok, err
+end
+
+function Process:write(data)
+  if type(data) ~= "string" then error("proc:write(data): data must be a string", 2) end
+  if not self.stdin then
+    error(("proc:write(data): %s was started without an open stdin (box:spawn(cmd, {stdin = true}))")
+      :format(tostring(self)), 2)
+  end
+  if self.stdin_closed then error(("proc:write(data): the stdin of %s is closed (close_stdin was called)")
+    :format(tostring(self)), 2) end
+  local err = self:_unusable()
+  if err then return nil, err end
+  if self.lost then return nil, self:_gone() end
+  local key = secrets.find(data) or secrets.find(self.stdin_tail .. data:sub(1, TAIL))
+  if key then
+    return errors.fail("refused", ("the input to %s contains the value of %s, and API keys never enter the sandbox")
+      :format(tostring(self), key))
+  end
+  self.stdin_tail = #data >= TAIL and data:sub(-TAIL) or (self.stdin_tail .. data):sub(-TAIL)
+  return self:_in_turn(function()
+    for i = 1, #data, CHUNK do
+      local ok, why = self:_stdin_request("write", {data = data:sub(i, i + CHUNK - 1)})
+      if not ok then return nil, why end
+    end
+    return true
+  end)
+end
+
+function Process:close_stdin()
+  if not self.stdin or self.stdin_closed then return true end
+  self.stdin_closed = true
+  local err = self:_unusable()
+  if err then return nil, err end
+  if self.lost or self.ended then return true end
+  return self:_in_turn(function() return self:_stdin_request("eof", {}) end)
 end
 
 function Process:close()
