@@ -75,10 +75,34 @@ local function unreachable(endpoint, err)
     {endpoint = endpoint.description})
 end
 
--- Connects and negotiates the API version. opts.host overrides DOCKER_HOST.
+-- A tcp:// endpoint spoken to with the files of opts.tls ({ca_file,
+-- cert_file, key_file}) or in plain TCP (false), whatever DOCKER_TLS_VERIFY
+-- says; nil, err (kind config, naming the engine and the file) when one of
+-- the files is missing.
+local function with_tls(endpoint, tls)
+  if tls == nil or endpoint.unix_socket then return endpoint end
+  endpoint.ca_file, endpoint.cert_file, endpoint.key_file = nil, nil, nil
+  endpoint.url = (tls and "https://" or "http://") .. endpoint.url:gsub("^https?://", "")
+  if not tls then return endpoint end
+  for _, f in ipairs{{"ca_file", "CA certificate"}, {"cert_file", "client certificate"}, {"key_file", "client key"}} do
+    local path = tls[f[1]]
+    if path and not require("luagent.fs").stat(path) then
+      return errors.fail("config", ("the TLS %s for the Docker engine at %s, %s, does not exist")
+        :format(f[2], endpoint.description, path), {endpoint = endpoint.description, path = path})
+    end
+    endpoint[f[1]] = path
+  end
+  return endpoint
+end
+
+-- Connects and negotiates the API version. opts.host overrides DOCKER_HOST;
+-- opts.tls ({ca_file, cert_file, key_file} or false) the TLS settings
+-- DOCKER_TLS_VERIFY/DOCKER_CERT_PATH give a tcp:// host.
 function engine.connect(opts)
   opts = opts or {}
   local endpoint, err = engine_io.endpoint(opts.host)
+  if not endpoint then return nil, err end
+  endpoint, err = with_tls(endpoint, opts.tls)
   if not endpoint then return nil, err end
   local base = {unix_socket = endpoint.unix_socket, ca_file = endpoint.ca_file, cert_file = endpoint.cert_file,
                 key_file = endpoint.key_file}
