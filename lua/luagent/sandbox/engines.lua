@@ -241,7 +241,8 @@ end
 local function loads(set)
   local parts = {}
   for _, m in ipairs(set.members) do
-    parts[#parts + 1] = ("%s %d of %s"):format(m.engine.address, m.engine.load, m.capacity or "no limit")
+    parts[#parts + 1] = m.engine.down and ("%s does not answer"):format(m.engine.address)
+      or ("%s holds %d of %s"):format(m.engine.address, m.engine.load, m.capacity or "no limit")
   end
   return table.concat(parts, ", ")
 end
@@ -275,8 +276,8 @@ local function answering(set, skip)
       local down = m.engine.down
       if down and not down.said and #set.members > 1 then
         down.said = true
-        say(("%s; new sessions go to the other engines, and it is asked again every %d s")
-          :format(down.err.message, DOWN_RETRY))
+        say(("%s. New sessions go to the other engines; it is asked again every %d s")
+          :format((down.err.message:gsub("[%.%s]*$", "")), DOWN_RETRY))
       end
     end
     return up
@@ -284,7 +285,7 @@ local function answering(set, skip)
   if #failures == 1 then return nil, failures[1] end
   local why = {}
   for i, err in ipairs(failures) do why[i] = err.message end
-  return errors.fail("docker_unreachable", ("no Docker engine of %s answers: %s"):format(set.option,
+  return errors.fail("docker_unreachable", ("no Docker engine (%s) answers: %s"):format(set.option,
     table.concat(why, "; ")))
 end
 
@@ -321,14 +322,14 @@ local function place(set, name, opts, skip)
     if m then return m end
     if opts.stop and opts.stop() then return errors.fail("closed", "stopped while waiting for room on an engine") end
     if loop.now() >= deadline then
-      return errors.fail("capacity", ("every Docker engine of %s is at its capacity (%s)%s: close a session, or raise a "
-        .. "capacity (URL#N)"):format(set.option, loads(set), waiting and (" after waiting %d s (sandbox.open's "
+      return errors.fail("capacity", ("every Docker engine (%s) that answers is at its capacity: %s%s; close a session, or raise a "
+        .. "capacity (URL#N)"):format(set.option, loads(set), waiting and (", after waiting %d s (sandbox.open's "
         .. "capacity_wait)"):format(wait) or ""), {engines = loads(set)})
     end
     if not waiting and wait < math.huge then
       waiting = true
-      say(("every Docker engine is at its capacity (%s): waiting up to %d s for a session to close (capacity_wait)")
-        :format(loads(set), wait))
+      say(("every Docker engine that answers is at its capacity (%s): waiting up to %d s for a session to close "
+        .. "(sandbox.open's capacity_wait)"):format(loads(set), wait))
     end
     loop.sleep(POLL)
   end
