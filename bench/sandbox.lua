@@ -5,6 +5,10 @@
 --   bare Engine API        one Docker exec by hand: create + start + inspect with plain http.request
 --   docker exec (CLI)      the docker command line, one process per call
 --   docker run --rm        a fresh container per call (the naive way)
+--   luagent over TLS       with LUAGENT_BENCH_TLS_HOST=tcp://host:port (and DOCKER_TLS_VERIFY=1,
+--                          DOCKER_CERT_PATH): a busybox session on that engine, its supervisor's
+--                          channel over TLS (tests/engines.sh starts one; `image NAME IMAGE` copies
+--                          luagent-busybox:test in)
 -- then a box:python cell (the persistent interpreter), and a session's open
 -- (container + workspace volume + start; the supervisor's serve starts in the
 -- background, so the first command is timed too) and close (remove), cold
@@ -29,10 +33,18 @@ local function timed(fn)
   return luagent.now() - started
 end
 
-local have_busybox = sys.execute({"sh", "tools/busybox-image.sh", BUSYBOX}) == 0
+-- the docker CLI (here and below) on the main engine, whatever TLS settings the TLS row came with
+local MAIN_ENV = {"env", "-u", "DOCKER_TLS_VERIFY", "-u", "DOCKER_CERT_PATH"}
+local function main_engine(argv)
+  return sys.execute(table.move(argv, 1, #argv, #MAIN_ENV + 1, table.move(MAIN_ENV, 1, #MAIN_ENV, 1, {})))
+end
+
+local have_busybox = main_engine({"sh", "tools/busybox-image.sh", BUSYBOX}) == 0
 local box = assert(sandbox.open{})
 local small = have_busybox and assert(sandbox.open{image = BUSYBOX}) or nil
 local client = assert(sandbox.engine())
+local tls_host = os.getenv("LUAGENT_BENCH_TLS_HOST")
+local remote = tls_host and assert(sandbox.open{image = BUSYBOX, docker_host = tls_host}) or nil
 
 local function bare_exec(argv)
   local created = assert(client:call("POST", "/containers/" .. box.container .. "/exec",
@@ -45,8 +57,13 @@ local function bare_exec(argv)
 end
 
 local function cli(argv)
-  local code, out = sys.execute(argv)
+  local code, out = main_engine(argv)
   if code ~= 0 then error(table.concat(argv, " ") .. ": " .. out) end
+end
+
+local function exec_ok(session, argv)
+  local r = assert(session:exec(argv))
+  assert(r.exit_code == 0, r.stderr)
 end
 
 local commands = {
@@ -54,9 +71,9 @@ local commands = {
   {label = "python3 -c pass", argv = {"python3", "-c", "pass"}, python = true},
 }
 local ways = {
-  {label = "luagent box:exec", run = function(argv) assert(box:exec(argv).exit_code == 0) end},
-  {label = "luagent, busybox", run = small and function(argv) assert(small:exec(argv).exit_code == 0) end,
-   python = false},
+  {label = "luagent box:exec", run = function(argv) exec_ok(box, argv) end},
+  {label = "luagent, busybox", run = small and function(argv) exec_ok(small, argv) end, python = false},
+  {label = "luagent over TLS", run = remote and function(argv) exec_ok(remote, argv) end, python = false},
   {label = "bare Engine API", run = bare_exec},
   {label = "docker exec (CLI)",
    run = function(argv) cli({"docker", "exec", "-u", "1000", box.container, table.unpack(argv)}) end},
@@ -98,6 +115,7 @@ end
 print(("box:python cell (x += 1, the persistent interpreter): %.2f ms (median of %d)"):format(median(cells) * 1000, runs))
 box:close()
 if small then small:close() end
+if remote then remote:close() end
 
 -- Cold and pooled opens alternate; the pool is full before each one (its
 -- refill never runs during a measurement). Their labels differ, so a cold

@@ -1,33 +1,74 @@
-/* attach: a full-duplex Docker exec attach over the engine's unix socket.
+/* attach: a full-duplex Docker exec attach, over the engine's unix socket,
+ * plain TCP or TCP with TLS.
  *
  * POST /exec/ID/start with "Upgrade: tcp" turns the HTTP connection into a
  * raw one ("hijacked"): bytes we write are the command's stdin, bytes we
  * read are its stdout/stderr in the engine's 8-byte-header frames. libcurl
- * cannot write after the request body, so this is a plain socket on the
- * event loop. Pure C. */
+ * cannot write after a request body, so it only makes the connection
+ * (CURLOPT_CONNECT_ONLY: connect, and the TLS handshake with the TLS
+ * options every engine request uses, see http_set_tls) and this file speaks
+ * HTTP on it with curl_easy_send/recv, watching its socket on the event
+ * loop. The same code serves every kind of endpoint. Pure C. */
 #ifndef LUAGENT_ATTACH_H
 #define LUAGENT_ATTACH_H
 
 #include <stddef.h>
 
+#include "buf.h"
 #include "loop.h"
+
+/* Where the engine is: the fields of a streaming call's options. */
+typedef struct attach_target {
+  const char *url;           /* http(s)://host[:port]/vX/exec/ID/start: the request's path, and where
+                                to connect when there is no unix_socket */
+  const char *unix_socket;   /* connect through this socket instead */
+  int insecure;              /* do not verify the engine's TLS certificate */
+  const char *ca_file, *cert_file, *key_file;
+  double connect_timeout;    /* connect + TLS handshake, seconds; 0: 10 */
+} attach_target;
 
 typedef struct attach_callbacks {
   void (*on_open)(void *ctx);                                         /* upgrade accepted */
   int (*on_data)(void *ctx, int stream, const char *data, size_t n);  /* demultiplexed; -1 closes */
-  void (*on_close)(void *ctx, const char *why);                       /* why: NULL at a clean end */
+  /* The connection is over; `why` says so, naming the engine. kind is NULL
+   * when the engine ended the stream after the upgrade, else a
+   * luagent.errors kind: docker_unreachable (no connection), tls (the
+   * handshake or the certificate check failed), docker (the engine refused
+   * the upgrade), network (the connection broke), protocol (a malformed
+   * stream). It must not free the attach. */
+  void (*on_close)(void *ctx, const char *kind, const char *why);
 } attach_callbacks;
 
 typedef struct docker_attach docker_attach;
 
-/* Connects to socket_path and sends the upgrade request for `path` (e.g.
- * "/v1.41/exec/ID/start") with a JSON `body`. NULL with a reason in err when
- * the socket cannot be reached. */
-docker_attach *docker_attach_start(loop *lp, const char *socket_path, const char *path, const char *body,
+/* Starts connecting to the engine of `target` (the event loop does the rest:
+ * no call blocks) and queues the upgrade request with a JSON `body`. NULL
+ * with a reason in err when the target is malformed or out of memory; every
+ * other failure comes through on_close. */
+docker_attach *docker_attach_start(loop *lp, const attach_target *target, const char *body,
                                    const attach_callbacks *cb, void *ctx, char *err, size_t errlen);
-/* Queues bytes for the command's stdin. Returns 0, or -1 once closed. */
+/* Queues bytes for the command's stdin; they are written as the socket
+ * takes them (the loop waits for it to be writable), never blocking.
+ * Returns 0, or -1 once closed. */
 int docker_attach_write(docker_attach *a, const void *data, size_t n);
+/* Bytes queued and not yet taken by the socket. */
+size_t docker_attach_pending(const docker_attach *a);
+/* How messages name the engine: "unix:///var/run/docker.sock", "tcp://host:port". */
+const char *docker_attach_engine(const docker_attach *a);
 /* Closes the connection now; no callback runs afterwards. Safe on NULL. */
 void docker_attach_free(docker_attach *a);
+
+/* ---- the pure parts, exported for tests ---- */
+
+/* Splits an http:// or https:// url into its authority (host[:port]) and
+ * path ("/" when it has none). Returns 0, or -1 for another scheme or an
+ * empty host. */
+int attach_split_url(const char *url, const char **authority, size_t *authority_len, const char **path);
+/* Appends the upgrade request for path with a JSON body. 0, or -1 (memory). */
+int attach_request(buf *out, const char *host, size_t host_len, const char *path, const char *body);
+/* Reads an HTTP response head at the start of data: 1 when it is complete
+ * (*status: its code, 0 when the status line is not HTTP/1.x; *head_len:
+ * its length with the blank line), 0 when more bytes are needed. */
+int attach_response_head(const char *data, size_t len, int *status, size_t *head_len);
 
 #endif

@@ -31,6 +31,9 @@
   X(CURLMcode, curl_multi_perform, (CURLM * m, int *running))                                    \
   X(CURLMsg *, curl_multi_info_read, (CURLM * m, int *queued))                                   \
   X(CURLMcode, curl_multi_cleanup, (CURLM * m))                                                  \
+  X(CURLMcode, curl_multi_socket_action, (CURLM * m, curl_socket_t s, int ev, int *running))     \
+  X(CURLcode, curl_easy_send, (CURL * h, const void *data, size_t n, size_t *sent))             \
+  X(CURLcode, curl_easy_recv, (CURL * h, void *data, size_t n, size_t *got))                    \
   X(char *, curl_version, (void))
 
 #define DECLARE_POINTER(ret, name, args) static ret(*real_##name) args;
@@ -75,6 +78,11 @@ CURLMcode curl_multi_poll(CURLM *m, struct curl_waitfd *fds, unsigned n, int ms,
 CURLMcode curl_multi_perform(CURLM *m, int *running) { return real_curl_multi_perform(m, running); }
 CURLMsg *curl_multi_info_read(CURLM *m, int *queued) { return real_curl_multi_info_read(m, queued); }
 CURLMcode curl_multi_cleanup(CURLM *m) { return real_curl_multi_cleanup(m); }
+CURLMcode curl_multi_socket_action(CURLM *m, curl_socket_t s, int ev, int *running) {
+  return real_curl_multi_socket_action(m, s, ev, running);
+}
+CURLcode curl_easy_send(CURL *h, const void *data, size_t n, size_t *sent) { return real_curl_easy_send(h, data, n, sent); }
+CURLcode curl_easy_recv(CURL *h, void *data, size_t n, size_t *got) { return real_curl_easy_recv(h, data, n, got); }
 char *curl_version(void) { return load_libcurl(), real_curl_version(); }
 
 /* The option number says the type of the one variadic argument. */

@@ -169,6 +169,16 @@ static int set_body(http_xfer *x, const http_request *req, char *err, size_t err
   return 0;
 }
 
+void http_set_tls(CURL *e, int insecure, const char *ca_file, const char *cert_file, const char *key_file) {
+  if (insecure) {
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  if (ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, ca_file);
+  if (cert_file) curl_easy_setopt(e, CURLOPT_SSLCERT, cert_file);
+  if (key_file) curl_easy_setopt(e, CURLOPT_SSLKEY, key_file);
+}
+
 static void set_options(http_xfer *x, const http_request *req) {
   CURL *e = x->lx.easy;
   curl_easy_setopt(e, CURLOPT_URL, req->url);
@@ -184,13 +194,7 @@ static void set_options(http_xfer *x, const http_request *req) {
   if (req->timeout > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
   if (req->connect_timeout > 0)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(req->connect_timeout * 1000));
-  if (req->insecure) {
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
-  if (req->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, req->ca_file);
-  if (req->cert_file) curl_easy_setopt(e, CURLOPT_SSLCERT, req->cert_file);
-  if (req->key_file) curl_easy_setopt(e, CURLOPT_SSLKEY, req->key_file);
+  http_set_tls(e, req->insecure, req->ca_file, req->cert_file, req->key_file);
   if (req->decompress) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
   /* no "Expect: 100-continue" round trip before a body */
   x->headers = curl_slist_append(x->headers, "Expect:");
@@ -283,7 +287,12 @@ const char *http_header(const http_xfer *x, const char *name) {
 }
 
 const char *http_error_kind(const http_xfer *x) {
-  switch (x->result) {
+  if (x->result == CURLE_WRITE_ERROR) return x->overflow ? "too_large" : "aborted";
+  return http_curl_kind(x->result);
+}
+
+const char *http_curl_kind(CURLcode rc) {
+  switch (rc) {
     case CURLE_OK: return NULL;
     case CURLE_OPERATION_TIMEDOUT: return "timeout";
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -305,7 +314,7 @@ const char *http_error_kind(const http_xfer *x) {
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE: return "network";
-    case CURLE_WRITE_ERROR: return x->overflow ? "too_large" : "aborted";
+    case CURLE_WRITE_ERROR:
     case CURLE_ABORTED_BY_CALLBACK: return "aborted";
     case CURLE_READ_ERROR: return "io";
     case CURLE_URL_MALFORMAT:

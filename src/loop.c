@@ -6,6 +6,7 @@
 #include <math.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,8 +15,14 @@ struct loop {
   size_t active_xfers;
   loop_timer **heap;
   size_t nheap, capheap;
-  loop_watch *watches[LOOP_MAX_WATCHES];
-  size_t nwatches;
+  loop_watch **watches; /* the active ones */
+  size_t nwatches, capwatches;
+  /* one wait's descriptors (the wakeup pipe first, then each watch), sized
+   * with `watches` so that a wait never allocates */
+  struct pollfd *fds;
+  struct curl_waitfd *waitfds;
+  loop_watch **polled; /* polled[i] is fds[i + 1]'s watch; NULL once it stopped */
+  size_t npolled;
   int wake_fd[2];
 };
 
@@ -25,7 +32,25 @@ double loop_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Each sandbox session holds a descriptor (its supervisor channel) beside
+ * curl's connections, so the soft RLIMIT_NOFILE (1024 on many systems, which
+ * would stop a process near 1000 sessions) is raised to the hard limit, at
+ * most LOOP_NOFILE (a huge limit slows children that close every possible
+ * descriptor). The loop waits with poll(), which has no FD_SETSIZE bound. */
+#define LOOP_NOFILE 65536
+
+static void raise_nofile(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > LOOP_NOFILE ? LOOP_NOFILE : rl.rlim_max;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &rl); /* a refusal leaves the limit as it was */
+  }
+}
+
 loop *loop_new(void) {
+  raise_nofile();
   loop *lp = calloc(1, sizeof *lp);
   if (!lp) return NULL;
   if (pipe(lp->wake_fd) != 0) {
@@ -45,6 +70,10 @@ void loop_free(loop *lp) {
   close(lp->wake_fd[0]);
   close(lp->wake_fd[1]);
   free(lp->heap);
+  free(lp->watches);
+  free(lp->fds);
+  free(lp->waitfds);
+  free(lp->polled);
   free(lp);
 }
 
@@ -81,9 +110,29 @@ void loop_unpause(loop *lp, loop_xfer *x) {
 
 /* ---- watched descriptors ---- */
 
+/* Room for `want` watches in every array a wait uses. */
+static int reserve_watches(loop *lp, size_t want) {
+  if (want <= lp->capwatches) return 0;
+  size_t cap = lp->capwatches ? lp->capwatches * 2 : 16;
+  while (cap < want) cap *= 2;
+  loop_watch **watches = realloc(lp->watches, cap * sizeof *watches);
+  if (watches) lp->watches = watches;
+  loop_watch **polled = realloc(lp->polled, cap * sizeof *polled);
+  if (polled) lp->polled = polled;
+  struct pollfd *fds = realloc(lp->fds, (cap + 1) * sizeof *fds);
+  if (fds) lp->fds = fds;
+  struct curl_waitfd *waitfds = realloc(lp->waitfds, (cap + 1) * sizeof *waitfds);
+  if (waitfds) lp->waitfds = waitfds;
+  if (!watches || !polled || !fds || !waitfds) return -1; /* what did grow is kept; capacity is not */
+  lp->capwatches = cap;
+  return 0;
+}
+
 int loop_watch_start(loop *lp, loop_watch *w) {
   if (w->active) return 0;
-  if (lp->nwatches == LOOP_MAX_WATCHES) return -1;
+  if (reserve_watches(lp, lp->nwatches + 1) != 0) return -1;
+  w->index = lp->nwatches;
+  w->polled = LOOP_NOT_POLLED;
   lp->watches[lp->nwatches++] = w;
   w->active = 1;
   return 0;
@@ -92,12 +141,13 @@ int loop_watch_start(loop *lp, loop_watch *w) {
 void loop_watch_stop(loop *lp, loop_watch *w) {
   if (!w->active) return;
   w->active = 0;
-  for (size_t i = 0; i < lp->nwatches; i++) {
-    if (lp->watches[i] == w) {
-      lp->watches[i] = lp->watches[--lp->nwatches];
-      return;
-    }
+  if (w->polled != LOOP_NOT_POLLED) {
+    lp->polled[w->polled] = NULL; /* a dispatch in progress skips it */
+    w->polled = LOOP_NOT_POLLED;
   }
+  loop_watch *last = lp->watches[--lp->nwatches];
+  lp->watches[w->index] = last;
+  last->index = w->index;
 }
 
 /* ---- timer heap (min-heap on `due`) ---- */
@@ -205,34 +255,46 @@ static void dispatch_finished_transfers(loop *lp) {
   }
 }
 
-/* Runs the `ready` callbacks of the watches poll marked; a callback may stop
- * watches (even others), so each is looked up again before it runs. */
-static void dispatch_watches(loop *lp, struct pollfd *fds, size_t n) {
-  for (size_t i = 1; i < n; i++) {
-    if (!fds[i].revents) continue;
-    for (size_t j = 0; j < lp->nwatches; j++) {
-      loop_watch *w = lp->watches[j];
-      if (w->fd == fds[i].fd && w->active) {
-        w->ready(w, fds[i].revents);
-        break;
-      }
-    }
+/* Runs the `ready` callbacks of the watches poll marked. A callback may stop
+ * watches (even others, which may then be freed): loop_watch_stop empties
+ * their slot, so they are skipped. */
+static void dispatch_watches(loop *lp) {
+  for (size_t i = 0; i < lp->npolled; i++) {
+    loop_watch *w = lp->polled[i];
+    short revents = lp->fds[i + 1].revents;
+    if (w && revents) w->ready(w, revents);
   }
+  for (size_t i = 0; i < lp->npolled; i++)
+    if (lp->polled[i]) lp->polled[i]->polled = LOOP_NOT_POLLED;
+  lp->npolled = 0;
+}
+
+static short poll_events(short curl_events) {
+  return (short)((curl_events & CURL_WAIT_POLLIN ? POLLIN : 0) | (curl_events & CURL_WAIT_POLLOUT ? POLLOUT : 0) |
+                 (curl_events & CURL_WAIT_POLLPRI ? POLLPRI : 0));
 }
 
 int loop_run_once(loop *lp, double max_wait_s) {
   int timeout = wait_ms(lp, max_wait_s);
-  struct pollfd fds[LOOP_MAX_WATCHES + 1];
+  if (reserve_watches(lp, 1) != 0) abort(); /* the wakeup pipe's slot; allocated once */
+  struct pollfd *fds = lp->fds;
   size_t n = 0;
   fds[n++] = (struct pollfd){lp->wake_fd[0], POLLIN, 0};
-  for (size_t i = 0; i < lp->nwatches; i++) fds[n++] = (struct pollfd){lp->watches[i]->fd, lp->watches[i]->events, 0};
+  for (size_t i = 0; i < lp->nwatches; i++) {
+    loop_watch *w = lp->watches[i];
+    fds[n++] = (struct pollfd){w->fd, w->events, 0};
+    lp->polled[i] = w;
+    w->polled = i;
+  }
+  lp->npolled = lp->nwatches;
   if (lp->multi && lp->active_xfers > 0) {
-    struct curl_waitfd extra[LOOP_MAX_WATCHES + 1];
-    for (size_t i = 0; i < n; i++) extra[i] = (struct curl_waitfd){fds[i].fd, (short)((fds[i].events & POLLIN ? CURL_WAIT_POLLIN : 0) | (fds[i].events & POLLOUT ? CURL_WAIT_POLLOUT : 0)), 0};
+    struct curl_waitfd *extra = lp->waitfds;
+    for (size_t i = 0; i < n; i++)
+      extra[i] = (struct curl_waitfd){fds[i].fd, (short)((fds[i].events & POLLIN ? CURL_WAIT_POLLIN : 0) |
+                                                         (fds[i].events & POLLOUT ? CURL_WAIT_POLLOUT : 0)), 0};
     int running;
     curl_multi_poll(lp->multi, extra, (unsigned)n, timeout, NULL);
-    for (size_t i = 0; i < n; i++)
-      fds[i].revents = (short)((extra[i].revents & CURL_WAIT_POLLIN ? POLLIN : 0) | (extra[i].revents & CURL_WAIT_POLLOUT ? POLLOUT : 0) | (extra[i].revents & CURL_WAIT_POLLPRI ? POLLPRI : 0));
+    for (size_t i = 0; i < n; i++) fds[i].revents = poll_events(extra[i].revents);
     curl_multi_perform(lp->multi, &running);
     dispatch_finished_transfers(lp);
   } else {
@@ -241,7 +303,7 @@ int loop_run_once(loop *lp, double max_wait_s) {
     }
   }
   int woken = drain_wakeups(lp);
-  dispatch_watches(lp, fds, n);
+  dispatch_watches(lp);
   fire_due_timers(lp);
   return woken;
 }

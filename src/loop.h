@@ -30,6 +30,8 @@ typedef struct loop_timer {
 
 #define LOOP_TIMER_IDLE ((size_t)-1)
 
+/* A new loop. It also raises the process's soft limit of open files to its
+ * hard limit (at most 65536): every sandbox session holds a descriptor. */
 loop *loop_new(void);
 void loop_free(loop *lp);
 
@@ -41,17 +43,22 @@ void loop_remove(loop *lp, loop_xfer *x);
 void loop_unpause(loop *lp, loop_xfer *x);
 
 /* A file descriptor watched for readiness (POLLIN/POLLOUT); `ready` runs
- * after each wait in which it was ready, with the poll revents. */
+ * after each wait in which it was ready, with the poll revents. Any number
+ * may be watched (a sandbox session holds one for its supervisor channel).
+ * `index` and `polled` belong to the loop. */
 typedef struct loop_watch {
   int fd;
   short events;
   void (*ready)(struct loop_watch *w, short revents);
   int active;
+  size_t index;  /* its place among the loop's watches while active */
+  size_t polled; /* its slot in the wait being dispatched, or LOOP_NOT_POLLED */
 } loop_watch;
 
-#define LOOP_MAX_WATCHES 256
+#define LOOP_NOT_POLLED ((size_t)-1)
 
-/* Returns 0, or -1 when too many descriptors are watched. */
+/* Returns 0, or -1 when out of memory. A watch stopped (even by another
+ * watch's callback, in the same dispatch) never has `ready` called again. */
 int loop_watch_start(loop *lp, loop_watch *w);
 void loop_watch_stop(loop *lp, loop_watch *w);
 

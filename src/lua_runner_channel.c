@@ -4,8 +4,16 @@
  * connection. Requests are encoded here (src/supervisor_proto.h, by
  * lua_runner_send.c), frames parsed by src/runner.h.
  *
- *   engine_io.supervisor{unix_socket, path = "/vX/exec/ID/start", body, timeout}
+ *   engine_io.supervisor(client:options("/exec/ID/start", {body, timeout}))
  *       -> channel | nil, err     returns once the supervisor said "R 2"
+ *     the options of a streaming call: url, unix_socket, TLS (ca_file,
+ *     cert_file, key_file, insecure), connect_timeout; timeout: seconds for
+ *     the supervisor to say it is ready (15). {unix_socket, path = "/vX/..."}
+ *     is the same as url = "http://localhost/vX/...". The connection is made
+ *     on the event loop, over a unix socket, TCP or TLS alike (src/attach.h).
+ *     Failing before the engine let the attach through, err's kind is the
+ *     attach's (docker_unreachable, tls, docker, network, protocol) and its
+ *     message names the engine; afterwards it is runner.
  *     channel:send(op, id, fields [, opts]) -> true | nil, err   (lua_runner_send.c)
  *     channel:wait(id [, seconds [, on_output]]) -> true (ended) | false (time
  *         passed, or output came when on_output) | nil, err (kind runner: the
@@ -221,7 +229,10 @@ static void channel_ended(runner_channel *ch, const char *why) {
   for (runner_result *r = ch->results; r; r = r->next) wake_waiter(r);
 }
 
-static void attach_open(void *ctx) { (void)ctx; }
+static void attach_open(void *ctx) {
+  runner_channel *ch = ctx;
+  ch->attached = 1;
+}
 
 static int attach_data(void *ctx, int stream, const char *data, size_t n) {
   runner_channel *ch = ctx;
@@ -236,7 +247,11 @@ static int attach_data(void *ctx, int stream, const char *data, size_t n) {
   return 0;
 }
 
-static void attach_close(void *ctx, const char *why) { channel_ended(ctx, why); }
+static void attach_close(void *ctx, const char *kind, const char *why) {
+  runner_channel *ch = ctx;
+  if (kind && !ch->attached) snprintf(ch->open_error, sizeof ch->open_error, "%s", kind);
+  channel_ended(ch, why);
+}
 
 static const attach_callbacks ATTACH_CALLBACKS = {attach_open, attach_data, attach_close};
 
@@ -298,6 +313,8 @@ static int runner_ready_k(lua_State *L, int status, lua_KContext ctx) {
   luagent_check_cancelled(L, &ch->ready_slot);
   luagent_check_open(L, 2, &RUNNER_CHANNEL);
   loop_timer_stop(ch->lp, &ch->ready_timer);
+  if (!ch->ready && ch->open_error[0])
+    return luagent_fail(L, ch->open_error, "cannot open the channel to the sandbox supervisor: %s", ch->reason);
   if (!ch->ready) return lrunner_failure(L, ch);
   if (strcmp(ch->version, RUNNER_PROTOCOL) != 0)
     return luagent_fail(L, "protocol", "the sandbox supervisor speaks protocol %s, this luagent speaks %s",
@@ -306,14 +323,30 @@ static int runner_ready_k(lua_State *L, int status, lua_KContext ctx) {
   return 1;
 }
 
-/* engine_io.supervisor{unix_socket, path, body, timeout} -> channel | nil, err */
+/* The attach target from the options at index 1; a url made from `path` is
+ * pushed (the attach copies what it keeps: it can go once it started). */
+static attach_target read_target(lua_State *L) {
+  attach_target t = {0};
+  t.url = opt_string(L, 1, "url", NULL, NULL);
+  t.unix_socket = opt_string(L, 1, "unix_socket", NULL, NULL);
+  const char *path = opt_string(L, 1, "path", NULL, NULL);
+  luaL_argcheck(L, t.url || (path && t.unix_socket), 1, "option 'url' (or 'unix_socket' and 'path') is required");
+  if (!t.url) t.url = lua_pushfstring(L, "http://localhost%s", path);
+  t.insecure = opt_boolean(L, 1, "insecure", 0);
+  t.ca_file = opt_string(L, 1, "ca_file", NULL, NULL);
+  t.cert_file = opt_string(L, 1, "cert_file", NULL, NULL);
+  t.key_file = opt_string(L, 1, "key_file", NULL, NULL);
+  t.connect_timeout = opt_number(L, 1, "connect_timeout", 0);
+  return t;
+}
+
+/* engine_io.supervisor(opts) -> channel | nil, err */
 int lrunner_open(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  const char *socket_path = opt_string(L, 1, "unix_socket", NULL, NULL);
-  const char *path = opt_string(L, 1, "path", NULL, NULL);
   const char *body = opt_string(L, 1, "body", "{\"Detach\":false,\"Tty\":false}", NULL);
-  luaL_argcheck(L, socket_path && path, 1, "options 'unix_socket' and 'path' are required");
+  attach_target target = read_target(L);
+  int made_url = lua_gettop(L) > 1;
   runner_channel *ch = luagent_new_handle(L, &RUNNER_CHANNEL, sizeof *ch, RUNNER_UV_COUNT);
   ch->lp = host_of(L)->loop;
   runner_parser_init(&ch->parser);
@@ -321,10 +354,11 @@ int lrunner_open(lua_State *L) {
   wait_slot_init(&ch->ready_slot, NULL);
   loop_timer_init(&ch->ready_timer, ready_timeout);
   lua_newtable(L); /* the pack sinks' handles, by id */
-  lua_setiuservalue(L, 2, RUNNER_UV_SINKS);
+  lua_setiuservalue(L, -2, RUNNER_UV_SINKS);
   char err[512];
-  ch->attach = docker_attach_start(ch->lp, socket_path, path, body, &ATTACH_CALLBACKS, ch, err, sizeof err);
-  if (!ch->attach) return luagent_fail(L, "docker_unreachable", "%s", err);
+  ch->attach = docker_attach_start(ch->lp, &target, body, &ATTACH_CALLBACKS, ch, err, sizeof err);
+  if (made_url) lua_remove(L, 2); /* the channel is at 2 */
+  if (!ch->attach) return luagent_fail(L, "config", "%s", err);
   loop_timer_start(ch->lp, &ch->ready_timer, opt_number(L, 1, "timeout", 15));
   return host_await(L, &ch->ready_slot, (lua_KContext)ch, runner_ready_k);
 }

@@ -54,6 +54,8 @@ typedef struct runner_channel {
   docker_attach *attach;
   runner_parser parser;
   int ready;
+  int attached;          /* the engine let the attach through */
+  char open_error[24];   /* the attach's error kind when it ended before that */
   char version[16];
   int ended;             /* the connection is over (supervisor gone, or closed) */
   char reason[512];

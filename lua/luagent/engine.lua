@@ -69,7 +69,31 @@ local function why_unreachable(endpoint, err)
   return err.message
 end
 
+-- A connection that fails because this process has no descriptor left
+-- (each sandbox session holds one) is not the engine's fault: curl says only
+-- "Couldn't connect", so a descriptor is tried here.
+local function out_of_descriptors()
+  local f, why = io.open("/dev/null")
+  if f then
+    f:close()
+    return false
+  end
+  return (why or ""):find("Too many open files", 1, true) ~= nil
+end
+
 local function unreachable(endpoint, err)
+  if err.kind == "tls" then
+    return errors.new("tls", ("TLS with the Docker engine at %s failed: %s (CA file %s, certificate %s, key %s). "
+      .. "Are these the files made for this engine (DOCKER_CERT_PATH)?"):format(endpoint.description, err.message,
+      endpoint.ca_file or "the system's", endpoint.cert_file or "none", endpoint.key_file or "none"),
+      {endpoint = endpoint.description})
+  end
+  if out_of_descriptors() then
+    return errors.new("docker_unreachable", ("cannot connect to the Docker engine at %s: this process has no file "
+      .. "descriptor left (each open sandbox holds one): close sandboxes or open fewer at once, or raise the limit "
+      .. "(ulimit -n; luagent raises its soft limit up to the hard one, at most 65536)"):format(endpoint.description),
+      {endpoint = endpoint.description})
+  end
   return errors.new("docker_unreachable", ("cannot reach the Docker engine at %s: %s. %s"):format(
     endpoint.description, why_unreachable(endpoint, err), how_to_start(endpoint)),
     {endpoint = endpoint.description})
@@ -77,22 +101,32 @@ end
 
 -- A tcp:// endpoint spoken to with the files of opts.tls ({ca_file,
 -- cert_file, key_file}) or in plain TCP (false), whatever DOCKER_TLS_VERIFY
--- says; nil, err (kind config, naming the engine and the file) when one of
--- the files is missing.
+-- says.
 local function with_tls(endpoint, tls)
   if tls == nil or endpoint.unix_socket then return endpoint end
   endpoint.ca_file, endpoint.cert_file, endpoint.key_file = nil, nil, nil
   endpoint.url = (tls and "https://" or "http://") .. endpoint.url:gsub("^https?://", "")
-  if not tls then return endpoint end
-  for _, f in ipairs{{"ca_file", "CA certificate"}, {"cert_file", "client certificate"}, {"key_file", "client key"}} do
-    local path = tls[f[1]]
-    if path and not require("luagent.fs").stat(path) then
-      return errors.fail("config", ("the TLS %s for the Docker engine at %s, %s, does not exist")
-        :format(f[2], endpoint.description, path), {endpoint = endpoint.description, path = path})
-    end
-    endpoint[f[1]] = path
+  if tls then
+    endpoint.ca_file, endpoint.cert_file, endpoint.key_file = tls.ca_file, tls.cert_file, tls.key_file
   end
   return endpoint
+end
+
+-- TLS needs its files; the first one missing, as an error. `given`: they
+-- came from opts.tls, else from DOCKER_TLS_VERIFY/DOCKER_CERT_PATH.
+local function tls_file_missing(endpoint, given)
+  for _, f in ipairs{{"ca_file", "the CA certificate"}, {"cert_file", "the client certificate"},
+                     {"key_file", "the client key"}} do
+    local path = endpoint[f[1]]
+    if path and not require("luagent.fs").stat(path) then
+      local message = given and ("the Docker engine at %s is spoken to over TLS, but %s %s does not exist")
+          :format(endpoint.description, f[2], path)
+        or ("the Docker engine at %s is spoken to over TLS (DOCKER_TLS_VERIFY), but %s %s does not exist: "
+          .. "DOCKER_CERT_PATH (default ~/.docker) must hold ca.pem, cert.pem and key.pem")
+          :format(endpoint.description, f[2], path)
+      return errors.new("config", message, {endpoint = endpoint.description, path = path})
+    end
+  end
 end
 
 -- Connects and negotiates the API version. opts.host overrides DOCKER_HOST;
@@ -102,8 +136,9 @@ function engine.connect(opts)
   opts = opts or {}
   local endpoint, err = engine_io.endpoint(opts.host)
   if not endpoint then return nil, err end
-  endpoint, err = with_tls(endpoint, opts.tls)
-  if not endpoint then return nil, err end
+  endpoint = with_tls(endpoint, opts.tls)
+  err = tls_file_missing(endpoint, opts.tls ~= nil)
+  if err then return nil, err end
   local base = {unix_socket = endpoint.unix_socket, ca_file = endpoint.ca_file, cert_file = endpoint.cert_file,
                 key_file = endpoint.key_file}
   local ping_opts = {url = endpoint.url .. "/_ping", timeout = opts.timeout or 10, connect_timeout = 5}

@@ -139,8 +139,9 @@ function model.from_or_scripted(cfg, make_scripted)
   if provider ~= "scripted" then m, err = model.from(cfg) end
   if m then return m, false end
   if provider ~= "auto" and provider ~= "scripted" then error(err.message, 0) end
-  print("SCRIPTED RUN: no model is configured (" .. (err and err.message or "model.provider is scripted") .. ").")
-  print("A script makes the tool calls a capable model would; every line of its code really runs in the sandbox.")
+  local say = require("luagent.run").current() -- to the run's captured stdout under luagent eval
+  say:print("SCRIPTED RUN: no model is configured (" .. (err and err.message or "model.provider is scripted") .. ").")
+  say:print("A script makes the tool calls a capable model would; every line of its code really runs in the sandbox.")
   return make_scripted(), true
 end
 

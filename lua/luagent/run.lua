@@ -23,7 +23,7 @@ run._class = RecipeRun
 local default -- the process's run
 
 -- methods of luagent.run.methods
-local LATER = {emit = true, subscribe = true, unsubscribe = true, dir = true, execute = true, at_exit = true,
+local LATER = {print = true, emit = true, subscribe = true, unsubscribe = true, dir = true, execute = true, at_exit = true,
                _folder = true, _use_recording = true, _run_exit_hooks = true, _open_trace = true,
                _write_failures = true}
 

@@ -145,6 +145,21 @@ local function checked_env(env, what)
   return map, list
 end
 
+-- Numerical libraries start a thread per host core, not per CPU the sandbox
+-- may use: with cpus = 1 on a many-core host, numpy's BLAS used 2-2.7x the
+-- CPU for nothing (bench/SCALE.md). Unless the recipe says otherwise, they
+-- get as many threads as the sandbox has CPUs.
+local THREAD_VARIABLES = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"}
+
+local function with_thread_defaults(env, cpus)
+  local out = {}
+  for k, v in pairs(env or {}) do out[k] = v end
+  for _, name in ipairs(THREAD_VARIABLES) do
+    if out[name] == nil then out[name] = tostring(math.max(1, math.ceil(cpus))) end
+  end
+  return out
+end
+
 local function settings(opts)
   local o = {}
   for k, v in pairs(sandbox.defaults) do o[k] = v end
@@ -169,7 +184,7 @@ local function settings(opts)
   check(o.runner ~= false, "runner = false is gone: every command runs through the sandbox supervisor")
   check(not o.pool or math.type(o.pool) == "integer" and o.pool >= 0,
     "pool = %s: say how many sessions like this one to keep started (a whole number; 0: none)", tostring(o.pool))
-  o.env_list = select(2, checked_env(o.env, "env"))
+  o.env_list = select(2, checked_env(with_thread_defaults(o.env, o.cpus), "env"))
   return o
 end
 

@@ -56,8 +56,10 @@ function engine_io.save_archive(opts) end
 function engine_io.read_file(opts) end
 
 ---A hijacked attach to an exec of `luagent-supervisor serve` in a session
----(sandbox/supervisor/DESIGN.md); returns once it said it is ready ("R 2").
----@param opts table unix_socket, path = "/vX/exec/ID/start", timeout
+---(sandbox/supervisor/DESIGN.md) over the engine's socket, TCP or TLS; returns once it
+---said it is ready ("R 2"). Before the engine let the attach through, err's kind is
+---docker_unreachable, tls, docker, network or protocol; afterwards runner.
+---@param opts table client:options("/exec/ID/start", {body, timeout, connect_timeout}) (or unix_socket, path)
 ---@return luagent.engine_io.SupervisorChannel? channel
 ---@return luagent.Error? err
 function engine_io.supervisor(opts) end

@@ -104,6 +104,11 @@ function RecipeRun:dir(sub) end
 ---@param ev luagent.Event
 function RecipeRun:emit(ev) end
 
+---Says something to the run's user (print's format): on the run's stdout.txt
+---when its output is captured (luagent eval), else on the terminal.
+---@param ... any
+function RecipeRun:print(...) end
+
 ---Calls fn(ev, run) for every event of this run; returns fn.
 ---@param fn fun(ev: luagent.Event, run: luagent.Run)
 ---@return function

@@ -158,8 +158,8 @@ t.test("TLS files missing: one error naming the engine and the file, nothing sta
   local box, err = sandbox.open(small({A, {host = "tcp://127.0.0.1:9", tls = "/nonexistent/certs"}}))
   t.eq(box, nil)
   t.eq(err.kind, "config")
-  t.match(err.message, plain("the TLS CA certificate for the Docker engine at tcp://127.0.0.1:9, "
-    .. "/nonexistent/certs/ca.pem, does not exist (TLS: tls = \"/nonexistent/certs\")"))
+  t.match(err.message, plain("the Docker engine at tcp://127.0.0.1:9 is spoken to over TLS, but the CA certificate "
+    .. "/nonexistent/certs/ca.pem does not exist (TLS: tls = \"/nonexistent/certs\")"))
   t.eq(held(A), 0)
 end)
 

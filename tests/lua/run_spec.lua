@@ -125,6 +125,19 @@ t.test("a recipe's returned exit status decides its run's status, as under luage
   t.eq(status_of().status, "ok", "no return value")
 end)
 
+t.test("the scripted-driver notice goes to a captured run's stdout.txt, like the recipe's own print", function()
+  assert(fs.write(work .. "/notice.lua", [[
+local m = luagent.model.from_or_scripted({provider = "scripted"}, function() return luagent.model.scripted{} end)
+print("model:", m.provider)
+]]))
+  local r = assert(run.new{recipe = work .. "/notice.lua", dir = work .. "/runs/notice", quiet = true, capture = true})
+  local res = r:execute()
+  t.eq(res.status, "ok")
+  local out = assert(fs.read(res.dir .. "/stdout.txt"))
+  t.match(out, "^SCRIPTED RUN: no model is configured %(model.provider is scripted%)%.\n", "the notice, first")
+  t.match(out, "\nmodel:\tscripted\n$", "then the recipe's own line")
+end)
+
 t.test("two runs of one recipe at once keep their globals apart", function()
   assert(fs.write(work .. "/globals.lua", [[
 NAME = ...

@@ -75,6 +75,12 @@ t.test("a missing host file fails before any container starts, naming key and pa
   t.eq(#assert(sandbox.list(assert(sandbox.engine()))), before, "no container was created")
 end)
 
+t.test("numerical libraries get a thread per sandbox CPU, unless the recipe sets their variables", function()
+  local s <close> = assert(sandbox.open{cpus = 1.5, env = {OMP_NUM_THREADS = 4}})
+  local r = assert(s:exec("echo $OPENBLAS_NUM_THREADS $OMP_NUM_THREADS $MKL_NUM_THREADS"))
+  t.eq(r.stdout, "2 4 2\n", "ceil(cpus) for BLAS and MKL; the recipe's own OMP_NUM_THREADS kept")
+end)
+
 t.test("exec: string and argv forms, exit codes, env, cwd, stdin", function()
   local r = ok_exec("echo out; echo err >&2; exit 3")
   t.eq(r.stdout, "out\n"); t.eq(r.stderr, "err\n"); t.eq(r.exit_code, 3)

@@ -223,6 +223,16 @@ local function message_of(err)
   return tostring(err)
 end
 
+-- r:print(...) -> what the library says to the run's user (a scripted-driver
+-- notice): print's format, on the run's stdout.txt when it is captured
+-- (luagent eval), else on the terminal.
+function RecipeRun:print(...)
+  local parts = table.pack(...)
+  for i = 1, parts.n do parts[i] = tostring(parts[i]) end
+  local out = rawget(self, "stdout") or io.stdout
+  out:write(table.concat(parts, "\t", 1, parts.n), "\n")
+end
+
 -- The run's task: the recipe, then its exit hooks, then run_end.
 local function body(r, chunk, out, ...)
   local traceback
@@ -260,6 +270,7 @@ function RecipeRun:execute(...)
     local path = self:dir() .. "/stdout.txt"
     out, err = io.open(path, "w")
     if not out then err = ("cannot write %s: %s"):format(path, err) end
+    self.stdout = out
   end
   if not err then
     search_beside(self.recipe_dir)

@@ -192,12 +192,6 @@ local function image_missing(err, name)
 end
 
 function docker.create(client, spec)
-  if not client.endpoint.unix_socket then
-    return errors.fail("config", ("sandbox sessions need a Docker engine on a unix socket, and %s is not one: "
-      .. "luagent speaks to the sandbox supervisor over a hijacked attach, which it opens on unix sockets only; "
-      .. "point DOCKER_HOST at a local socket (e.g. forward the remote one with ssh -L)")
-      :format(client.endpoint.description))
-  end
   local volume = docker.volume_name(spec.id)
   spec.labels[WORKSPACE_LABEL] = spec.mounts.workspace.size and "memory" or "disk"
   spec.labels[USER_LABEL] = ("%d:%d"):format(spec.uid, spec.gid)

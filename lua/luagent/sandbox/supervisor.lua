@@ -116,8 +116,7 @@ function supervisor.start(session)
   })
   if not created then return nil, errors.from(err) end
   local channel
-  channel, err = engine_io.supervisor{unix_socket = client.endpoint.unix_socket,
-    path = "/v" .. client.version .. "/exec/" .. created.Id .. "/start", body = START_BODY}
+  channel, err = engine_io.supervisor(client:options("/exec/" .. created.Id .. "/start", {body = START_BODY}))
   if not channel then return nil, errors.from(err) end
   return setmetatable({channel = channel, next_id = 0, exec_id = created.Id}, Executor)
 end
