@@ -322,9 +322,9 @@ local function place(set, name, opts, skip)
     if m then return m end
     if opts.stop and opts.stop() then return errors.fail("closed", "stopped while waiting for room on an engine") end
     if loop.now() >= deadline then
-      return errors.fail("capacity", ("every Docker engine (%s) that answers is at its capacity: %s%s; close a session, or raise a "
-        .. "capacity (URL#N)"):format(set.option, loads(set), waiting and (", after waiting %d s (sandbox.open's "
-        .. "capacity_wait)"):format(wait) or ""), {engines = loads(set)})
+      return errors.fail("capacity", ("every Docker engine (%s) that answers is at its capacity: %s%s; close a "
+        .. "session, or raise a capacity (URL#N)"):format(set.option, loads(set),
+        waiting and (", after waiting %d s (sandbox.open's capacity_wait)"):format(wait) or ""), {engines = loads(set)})
     end
     if not waiting and wait < math.huge then
       waiting = true
