@@ -99,6 +99,33 @@ pruned() {
 }
 check "'sandbox prune' goes over every engine (and removes the session the killed engine kept)" pruned
 
+"$LUAGENT" run -q "$TMP/crash.lua" > "$TMP/stdout" 2> "$TMP/stderr" &
+pid=$!
+for _ in $(seq 1 100); do grep -q ready "$TMP/stdout" 2>/dev/null && break; sleep 0.1; done
+kill -KILL $pid; wait $pid 2>/dev/null
+cat > "$TMP/next.lua" <<LUA
+local box <close> = assert(luagent.sandbox.open{image = "luagent-busybox:test", labels = {["luagent.test"] = "$LABEL-next"}})
+LUA
+run_luagent run -q "$TMP/next.lua"
+swept() {
+  status_is 0 && [ "$(at "$A" $LABEL-crash)$(at "$B" $LABEL-crash)$(at "$C" $LABEL-crash)" = 000 ] &&
+  [ "$(at "$A" $LABEL-next)$(at "$B" $LABEL-next)$(at "$C" $LABEL-next)" = 000 ]
+}
+check "the next run's sweep removes the leftovers of a crashed run on every engine" swept
+
+# The image build over several engines copies luagent-sandbox:latest (1.2 GB, ~25 s here) from the
+# main engine, which is only read: LUAGENT_TEST_ENGINES_BUILD=1 runs it.
+if [ "${LUAGENT_TEST_ENGINES_BUILD:-}" = 1 ] && LUAGENT_ENGINES= "$LUAGENT" doctor | grep -q '^ok   image .* up to date'; then
+  LUAGENT_ENGINES="unix:///var/run/docker.sock,$C" run_luagent sandbox build
+  built() {
+    status_is 0 && stdout_has "^luagent-sandbox:latest on unix:///var/run/docker.sock: up to date" &&
+    stdout_has "^luagent-sandbox:latest on $C: copied from unix:///var/run/docker.sock"
+  }
+  check "'sandbox build' over two engines copies the image from the one that has it" built
+  LUAGENT_ENGINES="unix:///var/run/docker.sock,$C" run_luagent sandbox build
+  check "... and then finds it up to date on both" sh -c "[ \$(grep -c ': up to date' $TMP/stdout) = 2 ]"
+fi
+
 engines kill $NAME-b
 run_luagent doctor
 doctor_all() {
