@@ -77,13 +77,17 @@ end
 
 -- ---- the set ----
 
+-- An engine: how to connect (connect = engine.connect's options), its
+-- client once connected, this process's sessions there (load), what is
+-- known of its images, and whether it is down.
+local function new_record(key, address, connect, client)
+  return {key = key, address = address, connect = connect, client = client, load = 0, images = {}, copying = {},
+          checked = client and loop.now() or 0}
+end
+
 local function record(key, address, connect)
-  local e = known[key]
-  if not e then
-    e = {key = key, address = address, connect = connect, load = 0, images = {}, copying = {}, checked = 0}
-    known[key] = e
-  end
-  return e
+  known[key] = known[key] or new_record(key, address, connect)
+  return known[key]
 end
 
 local function entry_record(entry)
@@ -130,12 +134,9 @@ function engines.set(opts, option)
   opts = opts or {}
   option = option or "sandbox.open"
   if opts.engine then
+    local address = opts.engine.endpoint.description
+    by_client[opts.engine] = by_client[opts.engine] or new_record("client:" .. address, address, nil, opts.engine)
     local e = by_client[opts.engine]
-    if not e then
-      e = {key = "client:" .. opts.engine.endpoint.description, address = opts.engine.endpoint.description,
-           client = opts.engine, load = 0, images = {}, copying = {}, checked = loop.now()}
-      by_client[opts.engine] = e
-    end
     return make_set({{engine = e, entry = {host = e.address}}}, option .. ": engine")
   end
   if opts.docker_host then return one(opts.docker_host) end
@@ -163,11 +164,9 @@ local function connect_error(e, err)
   return err, false
 end
 
--- Marks e down; true when it was not already.
+-- Marks e down (again: it is said once until it answers).
 local function mark_down(e, err)
-  local was = e.down
-  e.down = {err = err, retry_at = loop.now() + DOWN_RETRY, said = was and was.said}
-  return not was
+  e.down = {err = err, retry_at = loop.now() + DOWN_RETRY, said = e.down and e.down.said}
 end
 
 -- e's client when it answers; nil, err, fatal (a TLS or configuration
@@ -202,19 +201,6 @@ local function usable(e, force)
   return e.client
 end
 
-function engines.client(set)
-  local first
-  for pass = 1, 2 do
-    for _, m in ipairs(set.members) do
-      local client, err, fatal = usable(m.engine, pass == 2)
-      if client then return client end
-      if fatal then return nil, err end
-      first = first or err
-    end
-  end
-  return nil, first
-end
-
 function engines.sweep(set)
   for _, m in ipairs(set.members) do
     local client = usable(m.engine)
@@ -247,18 +233,19 @@ local function loads(set)
   return table.concat(parts, ", ")
 end
 
--- The members that answer (not in `skip`); nil, err when none does.
 -- A down engine left alone now: the others are asked first.
 local function resting(e)
   return e.down ~= nil and loop.now() < e.down.retry_at
 end
 
+-- The members that answer (not in `skip`); nil, err when none does. An
+-- engine newly found down is said once (with others to go to).
 local function answering(set, skip)
   local up, failures, rested = {}, {}, {}
   for _, m in ipairs(set.members) do
-    if skip[m.engine] then -- luacheck: ignore 542
-    elseif resting(m.engine) then rested[#rested + 1] = m
-    else
+    if resting(m.engine) and not skip[m.engine] then
+      rested[#rested + 1] = m
+    elseif not skip[m.engine] then
       local client, err, fatal = usable(m.engine)
       if fatal then return nil, err end
       if client then up[#up + 1] = m else failures[#failures + 1] = err end
@@ -409,6 +396,12 @@ function engines.create(set, backend, spec, opts)
     mark_down(e, err)
     skip[e] = true
   end
+end
+
+function engines.client(set)
+  local up, err = answering(set, {})
+  if not up then return nil, err end
+  return up[1].engine.client
 end
 
 -- ---- capacity of a pool ----
