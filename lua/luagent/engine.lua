@@ -99,25 +99,45 @@ local function unreachable(endpoint, err)
     {endpoint = endpoint.description})
 end
 
--- DOCKER_TLS_VERIFY needs three files; the first one missing, as an error.
-local function tls_file_missing(endpoint)
+-- A tcp:// endpoint spoken to with the files of opts.tls ({ca_file,
+-- cert_file, key_file}) or in plain TCP (false), whatever DOCKER_TLS_VERIFY
+-- says.
+local function with_tls(endpoint, tls)
+  if tls == nil or endpoint.unix_socket then return endpoint end
+  endpoint.ca_file, endpoint.cert_file, endpoint.key_file = nil, nil, nil
+  endpoint.url = (tls and "https://" or "http://") .. endpoint.url:gsub("^https?://", "")
+  if tls then
+    endpoint.ca_file, endpoint.cert_file, endpoint.key_file = tls.ca_file, tls.cert_file, tls.key_file
+  end
+  return endpoint
+end
+
+-- TLS needs its files; the first one missing, as an error. `given`: they
+-- came from opts.tls, else from DOCKER_TLS_VERIFY/DOCKER_CERT_PATH.
+local function tls_file_missing(endpoint, given)
   for _, f in ipairs{{"ca_file", "the CA certificate"}, {"cert_file", "the client certificate"},
                      {"key_file", "the client key"}} do
     local path = endpoint[f[1]]
     if path and not require("luagent.fs").stat(path) then
-      return errors.new("config", ("the Docker engine at %s is spoken to over TLS (DOCKER_TLS_VERIFY), but %s %s "
-        .. "does not exist: DOCKER_CERT_PATH (default ~/.docker) must hold ca.pem, cert.pem and key.pem")
-        :format(endpoint.description, f[2], path), {endpoint = endpoint.description, path = path})
+      local message = given and ("the Docker engine at %s is spoken to over TLS, but %s %s does not exist")
+          :format(endpoint.description, f[2], path)
+        or ("the Docker engine at %s is spoken to over TLS (DOCKER_TLS_VERIFY), but %s %s does not exist: "
+          .. "DOCKER_CERT_PATH (default ~/.docker) must hold ca.pem, cert.pem and key.pem")
+          :format(endpoint.description, f[2], path)
+      return errors.new("config", message, {endpoint = endpoint.description, path = path})
     end
   end
 end
 
--- Connects and negotiates the API version. opts.host overrides DOCKER_HOST.
+-- Connects and negotiates the API version. opts.host overrides DOCKER_HOST;
+-- opts.tls ({ca_file, cert_file, key_file} or false) the TLS settings
+-- DOCKER_TLS_VERIFY/DOCKER_CERT_PATH give a tcp:// host.
 function engine.connect(opts)
   opts = opts or {}
   local endpoint, err = engine_io.endpoint(opts.host)
   if not endpoint then return nil, err end
-  err = tls_file_missing(endpoint)
+  endpoint = with_tls(endpoint, opts.tls)
+  err = tls_file_missing(endpoint, opts.tls ~= nil)
   if err then return nil, err end
   local base = {unix_socket = endpoint.unix_socket, ca_file = endpoint.ca_file, cert_file = endpoint.cert_file,
                 key_file = endpoint.key_file}

@@ -55,6 +55,7 @@ errors.KINDS = {
   -- Docker and sandboxes
   docker = {retry = false, about = "the Docker engine refused or failed a call; the message has its words"},
   docker_unreachable = {retry = true, about = "the Docker engine does not answer at its socket or address"},
+  capacity = {retry = true, about = "every Docker engine holds as many sessions as its capacity (URL#N) allows"},
   conflict = {retry = false, about = "the engine says the object is in the wrong state (HTTP 409)"},
   runner = {retry = true, about = "the channel to a sandbox's supervisor ended (sessions report sandbox_restarted)"},
   sandbox_restarted = {retry = false, about = "the sandbox's supervisor or container died; the session is back, "

@@ -8,6 +8,7 @@ local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 local tar = require "luagent.tar"
 local engine = require "luagent.engine"
+local engine_io = require "luagent.engine_io"
 local errors = require "luagent.errors"
 
 local image = {}
@@ -64,7 +65,8 @@ local function stream_progress(request, say)
   end
   local res, err = http.request(request)
   if not res then return nil, errors.from(err) end
-  if res.status ~= 200 then return errors.fail("docker", ("HTTP %d from the engine"):format(res.status)) end
+  if res.status ~= 200 then return nil, engine.error_from_response(res, (request.method or "GET") .. " "
+    .. request.url:gsub("^%a+://[^/]*", ""):gsub("%?.*", "")) end
   if failure then return errors.fail("docker", failure) end
   return true
 end
@@ -123,6 +125,32 @@ local function build_offline(client, hash, say)
   fs.remove(dir)
   if not ok then return nil, errors.from(err) end
   return true
+end
+
+-- image.copy(from, to, ref) -> bytes | nil, err
+-- Copies the image `ref` from the engine of client `from` to that of `to`
+-- through the engine API: GET /images/REF/get streamed into a temporary
+-- file (in TMPDIR, else /tmp: it needs the image's size on disk), then POST
+-- /images/load streamed from it; never whole in memory. No registry is
+-- needed, and the image keeps its id and labels (an up-to-date sandbox
+-- image stays up to date). bytes: the size of the image's tar.
+function image.copy(from, to, ref)
+  local dir, err = fs.temp_dir("luagent-image")
+  if not dir then return nil, errors.from(err) end
+  local file = dir .. "/image.tar"
+  local bytes
+  bytes, err = engine_io.save_archive(from:options("/images/" .. ref .. "/get", {path = file, timeout = 3600}))
+  local ok = bytes ~= nil
+  if ok then
+    ok, err = stream_progress(to:options("/images/load?quiet=1", {method = "POST", body_file = file, timeout = 3600,
+      headers = {["content-type"] = "application/x-tar"}}), function() end)
+  end
+  fs.remove(dir)
+  if not ok then
+    return nil, errors.wrap(err, ("copying the image %s from the Docker engine at %s to the one at %s failed")
+      :format(ref, from.endpoint.description, to.endpoint.description))
+  end
+  return bytes
 end
 
 -- image.build(client, {offline, online, force, say}) -> "built" | "up to date" | nil, err

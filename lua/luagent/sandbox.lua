@@ -13,15 +13,17 @@
 --   box:put("notes.txt", "text"); box:get("notes.txt")
 --   box:extract("output", "runs/1/output")         -- safe: nothing lands outside the folder
 --   box:snapshot("ws.tar"); sandbox.open{restore = "ws.tar"}
+--   sandbox.open{engines = {"unix:///var/run/docker.sock#8", "tcp://build-2:2376#4"}}  -- or LUAGENT_ENGINES
 --   local warm <close> = sandbox.pool{size = 4, memory = "1g"}  -- opens of that spec take a started session
 --   sandbox.open{memory = "1g", pool = 4}          -- the same, made by the first such open (until the process ends)
 --   box:python("import pandas as pd; df = pd.read_csv('input/data.csv')")  -- state persists
 --   box:python("len(df)")                          -- {stdout = "8760\n", ...}
 --
 -- This module is the part recipes see: it checks options, builds one session
--- spec and hands it to the backend (luagent.sandbox.docker, the local Docker
--- engine), and checks the arguments of the box's methods. Leftovers of
--- crashed runs: luagent.sandbox.leftovers. Warm pools: luagent.sandbox.pool.
+-- spec and hands it to the backend (luagent.sandbox.docker, a Docker engine:
+-- luagent.sandbox.engines picks which of the `engines`), and checks the
+-- arguments of the box's methods. Leftovers of crashed runs:
+-- luagent.sandbox.leftovers. Warm pools: luagent.sandbox.pool.
 -- A box opened with save = {from, to, required} mirrors its outputs home
 -- after every command (luagent.sandbox.mirror; save.mirror = false: not).
 --
@@ -57,6 +59,7 @@ local backend = require "luagent.sandbox.docker"
 local leftovers = require "luagent.sandbox.leftovers"
 local pools = require "luagent.sandbox.pool"
 local mirrors = require "luagent.sandbox.mirror"
+local engines = require "luagent.sandbox.engines"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
@@ -69,13 +72,23 @@ sandbox.defaults = {
   timeout = 120, max_output = 1024 * 1024,
   -- how long bringing outputs home waits for a Docker engine that went away
   engine_grace = 30,
+  -- how long an open waits for room when every engine is at its capacity
+  -- (engines = {"URL#N", ...}; also sandbox.defaults.engines, LUAGENT_ENGINES)
+  capacity_wait = 3600,
   -- what extract() and snapshot() may write on the host: a sandbox can make
   -- a terabyte sparse file for free
   max_extract = 2 * 1024 ^ 3, max_extract_entries = 20000,
 }
 
--- sandbox.engine([{engine, docker_host}]) -> client | nil, err   the engine sessions are made on
-sandbox.engine = backend.client
+-- sandbox.engine([{engine, docker_host, engines}]) -> client | nil, err
+-- The first engine that answers of those sessions are made on.
+function sandbox.engine(opts)
+  opts = opts or {}
+  local set, err = engines.set({engine = opts.engine, docker_host = opts.docker_host,
+                                engines = opts.engines or sandbox.defaults.engines}, "sandbox.engine")
+  if not set then return nil, err end
+  return engines.client(set)
+end
 sandbox.owner_alive = leftovers.owner_alive
 sandbox.list = leftovers.list
 sandbox.prune = leftovers.prune
@@ -163,6 +176,7 @@ local function settings(opts)
   check(type(o.network) == "boolean", "network must be true or false")
   check(type(o.timeout) == "number" and o.timeout > 0, "timeout must be seconds > 0")
   check(type(o.engine_grace) == "number" and o.engine_grace >= 0, "engine_grace must be seconds >= 0")
+  check(type(o.capacity_wait) == "number" and o.capacity_wait >= 0, "capacity_wait must be seconds >= 0")
   check(type(o.user) == "string" and o.user:match("^%d+:%d+$"), "user must be 'uid:gid' (got %s)", tostring(o.user))
   check(tonumber(o.user:match("^(%d+)")) ~= 0, "user = %q: commands never run as root (uid 0): the sandbox "
     .. "supervisor runs as root to keep PID 1 out of their reach", o.user)
@@ -258,12 +272,12 @@ end
 -- A session from a warm pool of this spec, or nil. open{pool = N} makes
 -- that pool when there is none yet (this open starts cold, and the pool
 -- lives until the process ends).
-local function from_pool(client, o, spec)
+local function from_pool(set, o, spec)
   spec = pool_spec(spec)
-  local session = pools.take(client, spec)
-  if session or not o.pool or o.pool == 0 or pools.has(client, spec) then return session end
+  local session = pools.take(set, spec)
+  if session or not o.pool or o.pool == 0 or pools.has(set, spec) then return session end
   hook_default() -- drained by close_all
-  local made, err = pools.new{backend = backend, client = client, spec = spec, size = o.pool,
+  local made, err = pools.new{backend = backend, set = set, spec = spec, size = o.pool,
                               option = "sandbox.open: pool"}
   if not made then return nil, err end
   return nil
@@ -283,28 +297,29 @@ function sandbox.open(opts)
   if o.restore and not fs.exists(o.restore) then
     return errors.fail("not_found", "sandbox.open: restore file " .. o.restore .. " does not exist", {path = o.restore})
   end
-  local client
-  client, err = sandbox.engine(opts)
-  if not client then return nil, err end
-  leftovers.sweep(client)
+  local set
+  set, err = engines.set(o, "sandbox.open")
+  if not set then return nil, err end
+  engines.sweep(set)
   local session
-  session, err = from_pool(client, o, spec)
+  session, err = from_pool(set, o, spec)
   if err then return nil, err end
   local pooled = session ~= nil
   if not session then
-    session, err = backend.create(client, spec)
+    session, err = engines.create(set, backend, spec, {wait = o.capacity_wait})
     if not session then return nil, err end
   end
   local box = setmetatable({
     session = session.id, image = o.image, memory = o.memory, timeout = o.timeout, max_output = o.max_output,
     workdir = o.workdir, user = o.user, max_extract = o.max_extract, max_extract_entries = o.max_extract_entries,
     save = o.save, container = session.container, volume = session.volume, closed = false, _session = session,
-    pooled = pooled,
+    pooled = pooled, engine = session.engine,
   }, Box)
   remember(box) -- before it starts: an interrupted start is cleaned up too
   local ok
   if pooled then ok, err = session:stage(spec.staged, spec.restore) else ok, err = session:start() end
   if not ok then
+    engines.lost(session, err) -- an engine that went away gets no new session for a while
     box.saved = true -- it never started: the agent made nothing, and its error is the one said
     box:close()
     return nil, err
@@ -315,14 +330,15 @@ function sandbox.open(opts)
                              to = o.save.to, max_bytes = o.max_extract, max_entries = o.max_extract_entries}
   end
   events.emit({type = "sandbox_open", session = session.id, image = o.image, memory = o.memory, cpus = o.cpus,
-               pids = o.pids, network = o.network, staged = #staged, pooled = pooled or nil})
+               pids = o.pids, network = o.network, staged = #staged, pooled = pooled or nil, engine = session.engine})
   return box
 end
 
 local POOL_OPTIONS = {size = true, image = true, memory = true, cpus = true, pids = true, network = true,
   user = true, workdir = true, tmp_size = true, workspace_size = true, timeout = true, max_output = true,
   max_extract = true, max_extract_entries = true, env = true, labels = true, writable_root = true, engine = true,
-  docker_host = true, manifest = true, restore = true, save = true, command = true, cap_add = true, runner = true}
+  docker_host = true, engines = true, manifest = true, restore = true, save = true, command = true, cap_add = true,
+  runner = true}
 
 -- sandbox.pool{size = N, ...sandbox.open's options} -> pool | nil, err
 -- Keeps N started, never-used sessions of the spec these options make;
@@ -346,12 +362,12 @@ function sandbox.pool(opts)
   end
   local ok, o = pcall(settings, opts)
   if not ok then error((tostring(o):gsub("sandbox%.open: ", "sandbox.pool: ", 1)), 2) end
-  local client, err = sandbox.engine(opts)
-  if not client then return nil, err end
-  leftovers.sweep(client)
+  local set, err = engines.set(o, "sandbox.pool")
+  if not set then return nil, err end
+  engines.sweep(set)
   hook_default() -- close_all drains every pool, even one interrupted while it starts
   local warm
-  warm, err = pools.new{backend = backend, client = client, spec = session_spec(o, {}), size = opts.size,
+  warm, err = pools.new{backend = backend, set = set, spec = pool_spec(session_spec(o, {})), size = opts.size,
                         option = "sandbox.pool: size", wait = true}
   if not warm then return nil, err end
   require("luagent.run").current():at_exit(function() warm:close() end)

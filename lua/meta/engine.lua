@@ -14,9 +14,11 @@
 local engine = {}
 
 ---Connects (DOCKER_HOST or /var/run/docker.sock) and negotiates the API version.
----@param opts? {host?: string, timeout?: number}
+---opts.tls: a tcp:// host's TLS files ({ca_file, cert_file, key_file}) or false
+---(plain TCP), in place of DOCKER_TLS_VERIFY/DOCKER_CERT_PATH.
+---@param opts? {host?: string, timeout?: number, tls?: {ca_file: string, cert_file?: string, key_file?: string}|false}
 ---@return luagent.engine.Client? client
----@return luagent.Error? err kind "docker_unreachable" or "docker"
+---@return luagent.Error? err kind "docker_unreachable", "docker", "tls", or "config" (a TLS file missing)
 function engine.connect(opts) end
 
 ---Percent-encodes a string for a URL.

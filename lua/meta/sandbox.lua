@@ -74,9 +74,23 @@
 ---went away, default 30; commands never wait (they fail at once with kind docker_unreachable)
 ---@field engine? luagent.engine.Client a Docker engine client to use
 ---@field docker_host? string an engine address (else DOCKER_HOST or the local socket)
+---@field engines? (string|luagent.SandboxEngine)[]|string the Docker engines sessions are spread over
+---("unix:///var/run/docker.sock#8", "tcp://HOST:2376#4", or one string of them separated by commas; else
+---sandbox.defaults.engines, else LUAGENT_ENGINES, else the default engine): the session goes to the least loaded
+---one with room that has the image (copied there when none with room has it); malformed entries raise
+---@field capacity_wait? number seconds an open waits for room when every engine is at its capacity (default
+---3600), then nil, err of kind "capacity"; 0: fail at once
 ---@field pool? integer keep this many sessions like this one started (a warm pool, made by the first such
 ---open, which starts cold, and drained when the process ends): later opens of the same spec take one. 0: none.
 ---A recipe wires it to a setting (`pool = cfg.sandbox.pool`) so `--set sandbox.pool=4` and evals can turn it on
+
+---One Docker engine of `engines`, in its long form.
+---@class luagent.SandboxEngine
+---@field host string unix:///path/to/docker.sock or tcp://HOST:PORT
+---@field capacity? integer at most this many sessions of this process there (none: no limit)
+---@field tls? string|{ca: string, cert?: string, key?: string}|boolean a tcp:// engine's TLS: a folder holding
+---ca.pem, cert.pem and key.pem, the files, true (DOCKER_CERT_PATH's) or false (plain TCP); none:
+---DOCKER_TLS_VERIFY/DOCKER_CERT_PATH decide
 
 ---Options of sandbox.pool: sandbox.open's (those that make the session spec must match an open's for it to
 ---take a pooled session; manifest, restore, save, timeout and max_output are each open's own), and size.
@@ -200,6 +214,8 @@ function sandbox.open(opts) end
 ---raise naming them; a pool the engine cannot hold (size x memory +
 ---tmp_size + workspace_size over the engine's memory), an image that is not
 ---there, an engine that does not answer: nil, err, and nothing left running.
+---With several engines (`engines`) its sessions are placed like any
+---session's, and it may not hold more than their capacities.
 ---@param opts luagent.SandboxPoolOptions
 ---@return luagent.SandboxPool? pool
 ---@return luagent.Error? err
@@ -232,9 +248,10 @@ function sandbox.prune(client, opts) end
 ---@return boolean
 function sandbox.owner_alive(labels) end
 
----The Docker engine client sessions use: opts.engine, a new one for
----opts.docker_host, else the process-wide one.
----@param opts? {engine?: luagent.engine.Client, docker_host?: string}
+---A Docker engine client sessions use: opts.engine, else the first engine
+---that answers of opts.docker_host, opts.engines (sandbox.defaults.engines,
+---LUAGENT_ENGINES), else the default one (one client per engine, made once).
+---@param opts? {engine?: luagent.engine.Client, docker_host?: string, engines?: (string|luagent.SandboxEngine)[]|string}
 ---@return luagent.engine.Client? client
 ---@return luagent.Error? err
 function sandbox.engine(opts) end
@@ -260,6 +277,7 @@ function sandbox.parse_size(value, field) end
 ---@field restored luagent.ExtractReport? what sandbox.open{restore = ...} staged
 ---@field pooled boolean the session came from a warm pool (sandbox.pool, open's `pool`)
 ---@field mirror luagent.SandboxMirror? its outputs mirror (save = {...}, unless save.mirror = false)
+---@field engine string the address of the Docker engine the session is on (unix://... or tcp://...)
 local Box = {}
 
 ---Runs a command: a string runs under `sh -c`, a table is an argv. A command

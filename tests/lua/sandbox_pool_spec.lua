@@ -70,7 +70,7 @@ end
 -- ---- the key ----
 
 t.test("the key: per-session and per-open parts do not count, the rest does", function()
-  local c = {endpoint = {description = "unix:///var/run/docker.sock"}}
+  local c = {key = "unix:///var/run/docker.sock|env#"} -- an engine set (luagent.sandbox.engines)
   local function spec(over)
     local s = {id = "aaa", image = "img", limits = {memory = 1, cpus = 1, pids = 2}, staged = {{name = "x"}},
                restore = "r.tar", labels = {["luagent.session"] = "aaa", ["luagent.pool"] = "p1", mine = "1"},
@@ -86,7 +86,8 @@ t.test("the key: per-session and per-open parts do not count, the rest does", fu
   t.ok(pools.key(c, spec{labels = {mine = "2"}}) ~= base, "the recipe's labels count")
   t.ok(pools.key(c, spec{env = {"A=2"}}) ~= base, "env counts")
   t.ok(pools.key(c, spec{image = "other"}) ~= base, "image counts")
-  t.ok(pools.key({endpoint = {description = "tcp://other:2376"}}, spec()) ~= base, "the engine counts")
+  t.ok(pools.key({key = "tcp://other:2376|env#"}, spec()) ~= base, "the engine counts")
+  t.ok(pools.key({key = c.key .. ",tcp://other:2376|env#"}, spec()) ~= base, "another engine in the set counts")
 end)
 
 -- ---- hand-out ----

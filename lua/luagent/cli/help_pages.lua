@@ -164,7 +164,10 @@ Recipes run code in sandboxes: Docker containers of the image
 luagent-sandbox:latest (Python with numpy, scipy, pandas and matplotlib), with
 no network, memory, CPU and process caps, every capability dropped, a
 read-only root and a writable /workspace. luagent talks to the Docker Engine
-API directly (the unix socket, or DOCKER_HOST).
+API directly (the unix socket, or DOCKER_HOST). With LUAGENT_ENGINES (engine
+addresses separated by commas, each optionally URL#CAPACITY) the commands go
+over every engine listed: ls shows each one first, prune prunes each, build
+builds once and copies the image to the engines that lack it.
 
 build makes the image from the recipe embedded in the binary, and skips it
 when the image is already up to date. It pulls its base from a registry when
@@ -321,7 +324,8 @@ Checks what a recipe needs and prints one line per check, ok or FAIL with what
 to do: the Docker engine (where, which version and API), the sandbox image
 (present, built from the current recipe), leftover sandboxes of runs that are
 gone, and which model keys are set (without any, recipes fall back to their
-scripted driver).]],
+scripted driver). With LUAGENT_ENGINES it prints one line per engine listed
+(where, version, image, sandboxes, capacity); one that does not answer fails.]],
   options = {},
   examples = {{"luagent doctor", "is everything in place?"}},
   exit = {

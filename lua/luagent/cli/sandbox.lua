@@ -9,8 +9,18 @@
 -- terminal (y/N) before removing a sandbox whose outputs could not be
 -- rescued (or, with --all, whose run still goes); --force removes without
 -- asking, and with no terminal to ask on it refuses: exit 1, saying so.
+--
+-- Every command goes over every engine sessions are made on (LUAGENT_ENGINES,
+-- else the default one: luagent.sandbox.engines). ls shows each engine
+-- (address, whether it answers, its Docker version, whether the sandbox
+-- image is there, the luagent sandboxes running on it, its capacity) and
+-- then the sandboxes of all, with their engine; prune prunes each engine
+-- that answers and says which do not (exit 1); build makes the image where
+-- it is missing or old: the first engine that needs it builds it (as with
+-- one engine), the others get a copy from one that has it through the engine
+-- API (luagent.image.copy), never a second build.
 local errors = require "luagent.errors"
-local engine = require "luagent.engine"
+local engines = require "luagent.sandbox.engines"
 local leftovers = require "luagent.sandbox.leftovers"
 local image = require "luagent.image"
 
@@ -22,10 +32,19 @@ usage: luagent sandbox build [--offline | --online] [--force]   build luagent-sa
        luagent sandbox prune [--all] [--force]                   remove those whose run is gone, after rescuing their
                                                                  outputs (--all: every one; --force: without asking)]]
 
-local function connect()
-  local client, err = engine.connect()
-  if not client then return nil, errors.from(err) end
-  return client
+-- The configured engines' status rows (luagent.sandbox.engines.status);
+-- nil, err when none answers (the error of the only one, with one).
+local function engine_rows()
+  local set, err = engines.configured()
+  if not set then return nil, err end
+  local rows = engines.status(set, image.REF)
+  for _, row in ipairs(rows) do
+    if row.ok then return rows end
+  end
+  if #rows == 1 then return nil, errors.from(rows[1].err) end
+  local why = {}
+  for i, row in ipairs(rows) do why[i] = errors.from(row.err).message end
+  return errors.fail("docker_unreachable", "no Docker engine of LUAGENT_ENGINES answers: " .. table.concat(why, "; "))
 end
 
 -- The --flags after the command, each one of `allowed`.
@@ -41,17 +60,51 @@ local function flags(args, allowed)
   return set
 end
 
+-- Builds on the first engine that needs it, or copies from one that has
+-- an up-to-date image; returns what was done there | nil, err.
+local function build_on(row, source, f)
+  if source then
+    print(("  copying %s from %s to %s"):format(image.REF, source.address, row.address))
+    local bytes, err = image.copy(source.client, row.client, image.REF)
+    if not bytes then return nil, err end
+    return ("copied from %s (%.0f MB)"):format(source.address, bytes / 1e6)
+  end
+  return image.build(row.client, {offline = f.offline, online = f.online, force = f.force,
+    say = function(line) print("  " .. line) end})
+end
+
 local function build(args)
   local f, err = flags(args, {offline = true, online = true, force = true})
   if not f then return nil, err end
-  local client
-  client, err = connect()
-  if not client then return nil, err end
-  local result
-  result, err = image.build(client, {offline = f.offline, online = f.online, force = f.force,
-    say = function(line) print("  " .. line) end})
-  if not result then return nil, errors.wrap(err, "building the sandbox image failed") end
-  print(("%s: %s (recipe %s)"):format(image.REF, result, image.recipe_hash()))
+  local rows
+  rows, err = engine_rows()
+  if not rows then return nil, err end
+  local source, failed -- source: an engine whose image is up to date
+  for _, row in ipairs(rows) do
+    if not f.force and row.ok and row.image and row.image.up_to_date then source = source or row end
+  end
+  for _, row in ipairs(rows) do
+    local result
+    if not row.ok then
+      err = errors.from(row.err)
+    elseif row.image and row.image.up_to_date and not f.force then
+      result = "up to date"
+    else
+      result, err = build_on(row, source ~= row and source or nil, f)
+      if result then source = source or row end
+    end
+    if not result then
+      local wrapped = errors.wrap(err, "building the sandbox image failed"
+        .. (#rows > 1 and " on the Docker engine at " .. row.address or ""))
+      failed = failed or wrapped
+      if #rows > 1 then io.stderr:write("luagent: ", wrapped.message, "\n") end
+    elseif #rows > 1 then
+      print(("%s on %s: %s (recipe %s)"):format(image.REF, row.address, result, image.recipe_hash()))
+    else
+      print(("%s: %s (recipe %s)"):format(image.REF, result, image.recipe_hash()))
+    end
+  end
+  if failed then return nil, failed end
   return 0
 end
 
@@ -69,29 +122,52 @@ local function outputs_of(c)
   return c.outputs
 end
 
+-- One line per engine: what ls says of it.
+local function engine_table(rows)
+  local wide, version = #"ENGINE", #"DOCKER"
+  for _, row in ipairs(rows) do
+    wide, version = math.max(wide, #row.address), math.max(version, #(row.version or ""))
+  end
+  local row_format = "%-" .. wide .. "s %-5s %-" .. version .. "s %-8s %-9s %s"
+  print(row_format:format("ENGINE", "STATE", "DOCKER", "IMAGE", "SESSIONS", "CAPACITY"))
+  for _, row in ipairs(rows) do
+    local img = row.image and (row.image.present and (row.image.up_to_date and "present" or "old") or "missing") or "-"
+    print(row_format:format(row.address, row.ok and "up" or "down", row.version or "-", img,
+      row.ok and tostring(row.sessions) or "-", row.capacity and tostring(row.capacity) or "-"))
+  end
+  for _, row in ipairs(rows) do
+    if not row.ok then print(errors.from(row.err).message) end
+  end
+  print()
+end
+
 local function ls(args)
   local ok, err = flags(args, {})
   if not ok then return nil, err end
-  local client
-  client, err = connect()
-  if not client then return nil, err end
-  local list
-  list, err = leftovers.list(client)
-  if not list then return nil, err end
+  local rows
+  rows, err = engine_rows()
+  if not rows then return nil, err end
+  engine_table(rows)
   local sessions, unsaved = {}, 0
-  for _, c in ipairs(list) do
-    if not c.rescue_of then sessions[#sessions + 1] = c end
-    if not c.alive and c.outputs == "unsaved" then unsaved = unsaved + 1 end
+  for _, row in ipairs(rows) do
+    for _, c in ipairs(row.sandboxes or {}) do
+      if not c.rescue_of then
+        c.engine = row.address
+        sessions[#sessions + 1] = c
+      end
+      if not c.alive and c.outputs == "unsaved" then unsaved = unsaved + 1 end
+    end
   end
   if #sessions == 0 then
     print("no luagent sandboxes")
     return 0
   end
-  local row = "%-14s %-22s %-8s %-8s %-12s %-8s %s"
-  print(row:format("SESSION", "NAME", "AGE", "OWNER", "STATE", "OUTPUTS", "IMAGE"))
+  table.sort(sessions, function(a, b) return (a.created or 0) < (b.created or 0) end)
+  local row = "%-14s %-22s %-8s %-8s %-12s %-8s %-24s %s"
+  print(row:format("SESSION", "NAME", "AGE", "OWNER", "STATE", "OUTPUTS", "IMAGE", "ENGINE"))
   for _, c in ipairs(sessions) do
     print(row:format(c.session or "?", c.name, age(c.created), c.alive and tostring(c.owner_pid) or "gone",
-      c.state or "?", outputs_of(c), c.image or "?"))
+      c.state or "?", outputs_of(c), c.image or "?", c.engine))
   end
   if unsaved > 0 then
     print(("%d sandbox%s left by runs that are gone hold%s unsaved outputs: 'luagent sandbox prune' rescues them "
@@ -120,9 +196,9 @@ end
 local function prune(args)
   local f, err = flags(args, {all = true, force = true})
   if not f then return nil, err end
-  local client
-  client, err = connect()
-  if not client then return nil, err end
+  local rows
+  rows, err = engine_rows()
+  if not rows then return nil, err end
   local refused = 0
   local function confirm(c, why)
     if f.force then return true end
@@ -131,15 +207,29 @@ local function prune(args)
     if yes == nil then refused = refused + 1 end
     return yes
   end
-  local removed, kept = leftovers.prune(client, {all = f.all, confirm = confirm, say = print})
-  if not removed then return nil, kept end
-  for _, c in ipairs(removed) do print("removed " .. c.name) end
-  for _, c in ipairs(kept) do print(("kept %s: %s"):format(c.name, c.why)) end
-  print(("%d sandbox%s removed"):format(#removed, #removed == 1 and "" or "es"))
+  local total, down = 0, {}
+  for _, row in ipairs(rows) do
+    local removed, kept
+    if row.ok then removed, kept = leftovers.prune(row.client, {all = f.all, confirm = confirm, say = print}) end
+    if removed then
+      for _, c in ipairs(removed) do print("removed " .. c.name .. (#rows > 1 and " on " .. row.address or "")) end
+      for _, c in ipairs(kept) do print(("kept %s: %s"):format(c.name, c.why)) end
+      total = total + #removed
+    elseif #rows == 1 then
+      return nil, kept
+    else
+      down[#down + 1] = ("%s (%s)"):format(row.address, errors.from(kept or row.err).message)
+    end
+  end
+  print(("%d sandbox%s removed"):format(total, total == 1 and "" or "es"))
   if refused > 0 then
     return nil, errors.new("refused", ("%d sandbox%s hold%s unsaved outputs that could not be rescued, and there is "
       .. "no terminal to ask on: nothing of them was removed; rerun with --force to remove them (and lose those "
       .. "outputs)"):format(refused, refused == 1 and "" or "es", refused == 1 and "s" or ""))
+  end
+  if #down > 0 then
+    return nil, errors.new("docker_unreachable", ("not pruned, for the engine did not answer: %s; prune again once "
+      .. "it is back"):format(table.concat(down, "; ")))
   end
   return 0
 end

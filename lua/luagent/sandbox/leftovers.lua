@@ -13,7 +13,7 @@
 --       confirm(c, why) -> boolean: may a sandbox whose outputs are unsaved and could not be
 --       rescued (or whose run is still alive, with all) be removed? Without it, such a
 --       sandbox is kept. say(line): what was rescued, lost or kept (default: stderr).
---   leftovers.sweep(client)           -> once per process, before its first session: prune
+--   leftovers.sweep(client)           -> once per process and engine, before its first session there: prune
 --
 -- A session is a container and its workspace volume on the local engine
 -- (luagent.sandbox.docker), both labelled luagent=1 with the owner's pid,
@@ -179,13 +179,15 @@ function leftovers.prune(client, opts)
   return removed, kept
 end
 
-local swept = false
+local swept = {} -- engine address -> true
 
--- Leftovers of crashed runs go before this process adds its own sessions;
--- a sweep that fails is said, and the run goes on.
+-- Leftovers of crashed runs go before this process adds its own sessions
+-- to an engine (once per engine); a sweep that fails is said, and the run
+-- goes on.
 function leftovers.sweep(client)
-  if swept then return end
-  swept = true
+  local address = client.endpoint.description
+  if swept[address] then return end
+  swept[address] = true
   local ok, err = pcall(leftovers.prune, client)
   if not ok then
     err = errors.from(err)

@@ -3,17 +3,20 @@
 -- millisecond instead of starting one (a container start, ~100-300 ms here).
 -- The facade (luagent.sandbox) makes pools and asks them at every open:
 --
---   pool.key(client, spec) -> string   what two opens must share to share a pool: the
+--   pool.key(set, spec) -> string      what two opens must share to share a pool: the
 --       session spec without its per-session parts (id, the session label) and its
---       per-open parts (staged, restore), and the engine's address
---   pool.new{backend, client, spec, size, option, wait} -> p | nil, err
---       size sessions of spec on client's engine (backend: luagent.sandbox.docker's
---       functions); wait = true: returns once all of them are up (else they start in
---       the background). err: the engine cannot hold them (kind "config", naming
---       `option`), or (wait) a session could not start; nothing is left running then.
---   pool.take(client, spec) -> session | nil   a started, never-used session of this
---       exact spec, never handed out twice; the pool refills in the background
---   pool.has(client, spec) -> boolean          some open pool keeps this spec
+--       per-open parts (staged, restore), and the engines (set.key)
+--   pool.new{backend, set, spec, size, option, wait} -> p | nil, err
+--       size sessions of spec on the engines of `set` (luagent.sandbox.engines), each
+--       placed like any session: on the least loaded engine with room (backend:
+--       luagent.sandbox.docker's functions); wait = true: returns once all of them are
+--       up (else they start in the background). err: the engines cannot hold them (their
+--       capacities or their memory: kind "config", naming `option`), or (wait) a session
+--       could not start; nothing is left running then.
+--   pool.take(set, spec) -> session | nil      a started, never-used session of this
+--       exact spec, never handed out twice; the pool refills in the background (a refill
+--       waits for room when every engine is at its capacity)
+--   pool.has(set, spec) -> boolean             some open pool keeps this spec
 --   pool.list() -> {p, ...}                    the open pools
 --   pool.drain_all()                           every pool closed (the process's end)
 --   p:close() -> true | nil, err               drained: its sessions that were not handed
@@ -32,6 +35,7 @@
 local errors = require "luagent.errors"
 local loop = require "luagent.loop"
 local sys = require "luagent.sys"
+local engines = require "luagent.sandbox.engines"
 
 local pool = {}
 
@@ -71,7 +75,7 @@ local function canonical(v, out)
   end
 end
 
-function pool.key(client, spec)
+function pool.key(set, spec)
   local trimmed, labels = {}, {}
   for k, v in pairs(spec) do
     if not PER_OPEN[k] then trimmed[k] = v end
@@ -79,7 +83,7 @@ function pool.key(client, spec)
   for k, v in pairs(spec.labels or {}) do
     if not PER_SESSION_LABELS[k] then labels[k] = v end
   end
-  trimmed.labels, trimmed.engine = labels, client.endpoint.description
+  trimmed.labels, trimmed.engines = labels, set.key
   local out = {}
   canonical(trimmed, out)
   return table.concat(out)
@@ -87,32 +91,17 @@ end
 
 -- ---- capacity ----
 
-local function gib(bytes)
-  return ("%.2f GiB"):format(bytes / 1024 ^ 3)
-end
-
--- What the engine can hold: its memory, less what the other pools on it
--- keep (each session may use its whole memory cgroup).
-local function check_capacity(client, spec, size, option, self)
-  local info, err = client:call("GET", "/info")
-  if not info then return nil, errors.from(err) end
-  local total = tonumber(info.MemTotal) or 0
-  local held = 0
+-- What the engines can hold (luagent.sandbox.engines.check_pool: their
+-- capacities and memory), less what the other pools on them keep (each
+-- session may use its whole memory cgroup).
+local function check_capacity(set, spec, size, option, self)
+  local others = {}
   for _, list in pairs(open_pools) do
     for _, p in ipairs(list) do
-      if p ~= self and p.client.endpoint.description == client.endpoint.description then
-        held = held + p.size * p.template.limits.memory
-      end
+      if p ~= self then others[#others + 1] = {set = p.set, size = p.size, memory = p.template.limits.memory} end
     end
   end
-  local need = size * spec.limits.memory
-  if total > 0 and need + held > total then
-    return errors.fail("config", ("%s = %d: %d sessions of %s each (memory + tmp_size + workspace_size) need %s, "
-      .. "more than the Docker engine at %s holds (%s%s): make it smaller, or give each session less memory")
-      :format(option, size, size, gib(spec.limits.memory), gib(need), client.endpoint.description, gib(total),
-              held > 0 and (", of which other pools keep " .. gib(held)) or ""), {option = option})
-  end
-  return true
+  return engines.check_pool(set, spec, size, option, others)
 end
 
 -- ---- filling ----
@@ -132,7 +121,8 @@ end
 local function fill_one(p)
   local session, err
   local ok, raised = pcall(function()
-    session, err = p.backend.create(p.client, session_spec(p))
+    session, err = engines.create(p.set, p.backend, session_spec(p),
+                                  {wait = math.huge, stop = function() return p.closed or p.stopped end})
     if not session then return end
     local up
     up, err = session:start()
@@ -200,15 +190,15 @@ end
 -- The pool is known (pool.has) before anything waits, so opens running at
 -- the same time do not make a second one; a pool that cannot be is closed.
 function pool.new(o)
-  local key = pool.key(o.client, o.spec)
+  local key = pool.key(o.set, o.spec)
   local p = setmetatable({
-    id = sys.random_hex(6), key = key, backend = o.backend, client = o.client, template = o.spec, size = o.size,
+    id = sys.random_hex(6), key = key, backend = o.backend, set = o.set, template = o.spec, size = o.size,
     ready = {}, starting = 0, taken = 0, failures = 0, handed = {}, tasks = {}, closed = false,
     wait_fill = o.wait,
   }, Pool)
   open_pools[key] = open_pools[key] or {}
   table.insert(open_pools[key], p)
-  local done, ok, err = pcall(check_capacity, o.client, o.spec, o.size, o.option, p)
+  local done, ok, err = pcall(check_capacity, o.set, o.spec, o.size, o.option, p)
   if done and ok then
     p:_refill()
     if o.wait then done, ok, err = pcall(p.wait, p) end
@@ -239,8 +229,8 @@ function Pool:_take()
   return nil
 end
 
-function pool.take(client, spec)
-  local list = open_pools[pool.key(client, spec)]
+function pool.take(set, spec)
+  local list = open_pools[pool.key(set, spec)]
   for _, p in ipairs(list or {}) do
     local session = p:_take()
     if session then return session end
@@ -248,8 +238,8 @@ function pool.take(client, spec)
   return nil
 end
 
-function pool.has(client, spec)
-  return open_pools[pool.key(client, spec)] ~= nil
+function pool.has(set, spec)
+  return open_pools[pool.key(set, spec)] ~= nil
 end
 
 function Pool:wait()
@@ -272,19 +262,24 @@ end
 
 -- ---- draining ----
 
--- Containers and volumes of this pool the engine has that were never handed
--- out: a start cancelled (Ctrl-C) after the engine made its container but
--- before its answer came.
+-- Containers and volumes of this pool the engines have that were never
+-- handed out: a start cancelled (Ctrl-C) after the engine made its container
+-- but before its answer came.
 function Pool:_strays()
   local filters = {label = {"luagent.pool=" .. self.id}}
-  local client, docker = self.client, self.backend
-  for _, c in ipairs(client:call("GET", "/containers/json", nil, {query = {all = 1, filters = filters}}) or {}) do
-    local id = (c.Labels or {})["luagent.session"]
-    if not self.handed[id] then docker.remove(client, c.Id, id) end
-  end
-  local vols = client:call("GET", "/volumes", nil, {query = {filters = filters}})
-  for _, v in ipairs(vols and vols.Volumes or {}) do
-    if not self.handed[(v.Labels or {})["luagent.session"]] then docker.remove_volume(client, v.Name) end
+  local docker = self.backend
+  for _, m in ipairs(self.set.members) do
+    local client = m.engine.client -- an engine never connected has none of them
+    if client then
+      for _, c in ipairs(client:call("GET", "/containers/json", nil, {query = {all = 1, filters = filters}}) or {}) do
+        local id = (c.Labels or {})["luagent.session"]
+        if not self.handed[id] then docker.remove(client, c.Id, id) end
+      end
+      local vols = client:call("GET", "/volumes", nil, {query = {filters = filters}})
+      for _, v in ipairs(vols and vols.Volumes or {}) do
+        if not self.handed[(v.Labels or {})["luagent.session"]] then docker.remove_volume(client, v.Name) end
+      end
+    end
   end
 end
 
