@@ -118,9 +118,11 @@ t.test("an endless loop times out, is really stopped, the session goes on", func
 end)
 
 t.test("a fork bomb is held by the pids cap and stopped", function()
-  -- the sleep first: started after the bomb, its fork could find the pids cap
-  -- reached (the shell ends early, and the race decided whether it timed out)
-  local r = ok_exec("sleep 30 & bomb() { bomb | bomb & }; bomb; wait", {timeout = 4})
+  -- the sleep first, and the bomb in a subshell: the outer shell forks only
+  -- before the bomb starts. A shell whose fork fails at the pids cap exits, so
+  -- an outer shell forking while the bomb runs could end early (seen under load)
+  -- and the race would decide whether the command timed out.
+  local r = ok_exec("sleep 30 & (bomb() { bomb | bomb & }; bomb); wait", {timeout = 4})
   t.eq(r.timed_out, true)
   t.lt(r.duration, 25)
   still_usable()
