@@ -53,8 +53,17 @@ luagent: $(OBJ)
 build/%.o: src/%.c | build
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
 
-build/embedded.c: $(LUA_FILES) $(ASSETS) tools/embed.sh | build
-	tools/embed.sh $@ -- $(LUA_FILES) -- $(ASSETS)
+# the Lua library is embedded as bytecode (debug information kept): no parsing at start-up
+build/luac: tools/luac.c | build
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(PKG_LIBS) $(LDLIBS)
+
+build/bytecode.stamp: $(LUA_FILES) build/luac
+	rm -rf build/bytecode
+	build/luac build/bytecode $(LUA_FILES)
+	touch $@
+
+build/embedded.c: build/bytecode.stamp $(ASSETS) tools/embed.sh | build
+	tools/embed.sh $@ --modules-from build/bytecode -- $(LUA_FILES) -- $(ASSETS)
 
 build/embedded.o: build/embedded.c
 	$(CC) $(CFLAGS) -Isrc -c -o $@ $<

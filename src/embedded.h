@@ -1,4 +1,4 @@
-/* embedded: the Lua library and the sandbox image files, compiled into the
+/* embedded: the Lua library (as bytecode) and the sandbox image files, compiled into the
  * binary by tools/embed.sh (build/embedded.c), so an installed luagent is
  * one self-contained file. */
 #ifndef LUAGENT_EMBEDDED_H

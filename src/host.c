@@ -38,7 +38,8 @@ static int load_embedded(lua_State *L) {
   const embedded_file *f = lua_touserdata(L, lua_upvalueindex(1));
   char chunkname[256];
   snprintf(chunkname, sizeof chunkname, "@%s", f->path);
-  if (luaL_loadbufferx(L, (const char *)f->data, f->size, chunkname, "t") != LUA_OK)
+  /* bytecode (tools/luac.c), made by the liblua5.4 this binary was built with */
+  if (luaL_loadbufferx(L, (const char *)f->data, f->size, chunkname, "b") != LUA_OK)
     return lua_error(L);
   lua_pushstring(L, f->name);
   lua_call(L, 1, 1);

@@ -1,8 +1,12 @@
 #!/bin/sh
 # Writes a C file embedding the Lua library and sandbox assets (see src/embedded.h).
-# usage: tools/embed.sh OUT.c -- LUA_FILES... -- ASSET_FILES...
+# usage: tools/embed.sh OUT.c [--modules-from DIR] -- LUA_FILES... -- ASSET_FILES...
+# With --modules-from, a module's bytes are read from DIR/FILE (its bytecode,
+# made by tools/luac.c) while its name and chunk path stay FILE's.
 set -eu
 out=$1; shift
+modules_from=""
+if [ "$1" = "--modules-from" ]; then modules_from=$2/; shift 2; fi
 [ "$1" = "--" ] && shift
 tmp=$out.tmp
 {
@@ -15,7 +19,9 @@ tmp=$out.tmp
   for f in "$@"; do
     if [ "$f" = "--" ]; then section=assets; continue; fi
     echo "static const unsigned char f$n[] = {"
-    od -An -v -tx1 "$f" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
+    data=$f
+    if [ $section = modules ]; then data=$modules_from$f; fi
+    od -An -v -tx1 "$data" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
     echo "0x00};"
     if [ $section = modules ]; then
       name=$(echo "$f" | sed -e 's|^lua/||' -e 's|/init\.lua$||' -e 's|\.lua$||' -e 's|/|.|g')
