@@ -269,6 +269,31 @@ print(len(roots) >= 2, 'none traced')]]})
     if python then t.eq(assert(box:python("1")).state_lost, true) end
   end)
 
+  test("box:spawn handles whose supervisor died: every method returns nil, err, none raises", function()
+    -- one process per method: the first waiter sees the channel end and
+    -- recovers the session; the others hold a channel the recovery closed
+    local methods = {
+      wait = function(p) return p:wait(10) end, read = function(p) return p:read(1) end,
+      signal = function(p) return p:signal("TERM") end, kill = function(p) return p:kill() end,
+      write = function(p) return p:write("x\n") end,
+    }
+    local first = assert(box:spawn("sleep 1009"))
+    local procs = {}
+    for name in pairs(methods) do procs[name] = assert(box:spawn("cat", {stdin = true})) end
+    t.match(host_exec(box, KILL_SERVE), "killed")
+    local r, err = first:wait(10)
+    t.eq(r, nil); t.eq(err.kind, "sandbox_restarted")
+    for name, call in pairs(methods) do
+      local ok, value, why = pcall(call, procs[name])
+      t.ok(ok, ("%s on a process of the dead supervisor raised: %s"):format(name, tostring(value)))
+      if name == "wait" or name == "read" or name == "write" then
+        t.eq(value, nil, name); t.eq(why.kind, "sandbox_restarted", name)
+      end
+      t.eq(procs[name]:running(), false, name .. ": not running")
+    end
+    t.eq(ok_exec(box, "echo after").stdout, "after\n", "the session goes on")
+  end)
+
   small:close()
   box:close()
 end

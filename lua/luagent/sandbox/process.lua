@@ -75,8 +75,15 @@ function Process:_lost(why)
   return nil, require("luagent.sandbox.recovery").recover(self.session, self.ex, why, true)
 end
 
+-- Its executor was replaced or closed by a recovery that another call began
+-- (its supervisor died): the process died with it. Its channel is closed, and
+-- a closed channel raises, so every method asks this before using it.
+function Process:_orphaned()
+  return not self.ended and self.ex ~= self.session.executor
+end
+
 function Process:_gone()
-  return errors.new("sandbox_restarted", ("%s: the sandbox restarted, and the process is gone"):format(tostring(self)))
+  return errors.new("sandbox_restarted", ("%s: its sandbox lost its supervisor, and the process ended with it"):format(tostring(self)))
 end
 
 function Process:read(seconds)
@@ -84,6 +91,7 @@ function Process:read(seconds)
   if err then return nil, err end
   if self.lost then return nil, self:_gone() end
   if self.ended then return "", "" end
+  if self:_orphaned() then return self:_lost("it stopped") end
   if seconds and seconds > 0 then
     local ok
     ok, err = self.ex:wait(self.job, seconds, true)
@@ -97,6 +105,7 @@ function Process:wait(seconds)
   if err then return nil, err end
   if self.result then return self.result end
   if self.lost then return nil, self:_gone() end
+  if self:_orphaned() then return self:_lost("it stopped") end
   local ended
   ended, err = self.ex:wait(self.job, seconds)
   if ended == nil then return self:_lost(err.message) end
@@ -120,6 +129,7 @@ function Process:signal(sig)
   local err = self:_unusable()
   if err then return nil, err end
   if self.ended then return true end
+  if self:_orphaned() then return self:_lost("it stopped") end
   return self.ex:signal(self.job, signo)
 end
 
@@ -127,6 +137,7 @@ function Process:kill()
   local err = self:_unusable()
   if err then return nil, err end
   if self.ended then return true end
+  if self:_orphaned() then return self:_lost("it stopped") end
   return self.ex:kill(self.job)
 end
 
@@ -134,6 +145,8 @@ end
 
 -- One write or eof request, answered when its bytes are in the pipe.
 function Process:_stdin_request(op, fields)
+  if self.lost then return nil, self:_gone() end
+  if self:_orphaned() then return self:_lost("it stopped") end
   local ex = self.ex
   ex.next_id = ex.next_id + 1
   local id = ex.next_id
