@@ -441,6 +441,17 @@ local function exec_argv(cmd, method)
   error(("box:%s(cmd): cmd must be a string (run by sh -c) or an argv table"):format(method), 3)
 end
 
+-- opts.stdin: the command's input, a string; box:spawn also takes true (an
+-- open stdin, written with proc:write). A wrong type is the caller's mistake.
+local function checked_stdin(stdin, method)
+  if stdin == nil or type(stdin) == "string" or (stdin == true and method == "spawn") then return stdin end
+  local given = type(stdin) == "boolean" and tostring(stdin) or "a " .. type(stdin)
+  local hint = method == "spawn" and " or true (an open stdin, written with proc:write)"
+  local after = method == "exec" and "; for an open stdin to write to, use box:spawn(cmd, {stdin = true})" or ""
+  error(("box:%s(cmd, opts): opts.stdin must be a string (the command's input)%s, not %s%s")
+    :format(method, hint or "", given, after), 3)
+end
+
 local function command_text(cmd)
   local text = type(cmd) == "table" and table.concat(cmd, " ") or tostring(cmd)
   return #text > 300 and text:sub(1, 297) .. "..." or text
@@ -473,6 +484,7 @@ function Box:exec(cmd, opts)
   opts = opts or {}
   local argv = exec_argv(cmd, "exec")
   local env = checked_env(opts.env, "exec env") -- refuses host secrets
+  checked_stdin(opts.stdin, "exec")
   local err = closed(self) or secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
   if err then return emit_exec(self, "exec", cmd, nil, err) end
   return mirrored(self, emit_exec(self, "exec", cmd, self._session:exec({argv = argv, env = env,
@@ -491,6 +503,7 @@ function Box:spawn(cmd, opts)
   opts = opts or {}
   local argv = exec_argv(cmd, "spawn")
   local env = checked_env(opts.env, "spawn env")
+  checked_stdin(opts.stdin, "spawn")
   local err = closed(self) or secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
   if err then return nil, err end
   events.emit({type = "sandbox_spawn", session = self.session, command = command_text(cmd)})

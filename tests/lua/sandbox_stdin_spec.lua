@@ -120,7 +120,13 @@ t.test("misuse and the handle rule", function()
   local ok, err = cat:write("x")
   t.eq(ok, nil)
   t.eq(err.kind, "closed")
-  t.raises(function() box:exec({"true"}, {stdin = true}) end, "field 'stdin' must be a string")
+  t.raises(function() box:exec({"true"}, {stdin = true}) end,
+    "^[^:]+:%d+: box:exec%(cmd, opts%): opts.stdin must be a string %(the command's input%), not true; for an "
+    .. "open stdin to write to, use box:spawn%(cmd, {stdin = true}%)")
+  t.raises(function() box:exec({"true"}, {stdin = 5}) end, "box:exec%(cmd, opts%): opts.stdin must be a string .*not a number")
+  t.raises(function() box:spawn({"true"}, {stdin = {}}) end,
+    "box:spawn%(cmd, opts%): opts.stdin must be a string %(the command's input%) or true %(an open stdin, written "
+    .. "with proc:write%), not a table")
 end)
 
 t.test("an API key in what is written is refused, also when two writes cut it in two", function()
