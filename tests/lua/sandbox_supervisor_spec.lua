@@ -279,17 +279,17 @@ print(len(roots) >= 2, 'none traced')]]})
     }
     local first = assert(box:spawn("sleep 1009"))
     local procs = {}
-    for name in pairs(methods) do procs[name] = assert(box:spawn("cat", {stdin = true})) end
+    for method in pairs(methods) do procs[method] = assert(box:spawn("cat", {stdin = true})) end
     t.match(host_exec(box, KILL_SERVE), "killed")
     local r, err = first:wait(10)
     t.eq(r, nil); t.eq(err.kind, "sandbox_restarted")
-    for name, call in pairs(methods) do
-      local ok, value, why = pcall(call, procs[name])
-      t.ok(ok, ("%s on a process of the dead supervisor raised: %s"):format(name, tostring(value)))
-      if name == "wait" or name == "read" or name == "write" then
-        t.eq(value, nil, name); t.eq(why.kind, "sandbox_restarted", name)
+    for method, call in pairs(methods) do
+      local ok, value, why = pcall(call, procs[method])
+      t.ok(ok, ("%s on a process of the dead supervisor raised: %s"):format(method, tostring(value)))
+      if method == "wait" or method == "read" or method == "write" then
+        t.eq(value, nil, method); t.eq(why.kind, "sandbox_restarted", method)
       end
-      t.eq(procs[name]:running(), false, name .. ": not running")
+      t.eq(procs[method]:running(), false, method .. ": not running")
     end
     t.eq(ok_exec(box, "echo after").stdout, "after\n", "the session goes on")
   end)

@@ -83,7 +83,8 @@ function Process:_orphaned()
 end
 
 function Process:_gone()
-  return errors.new("sandbox_restarted", ("%s: its sandbox lost its supervisor, and the process ended with it"):format(tostring(self)))
+  return errors.new("sandbox_restarted",
+    ("%s: its sandbox lost its supervisor, and the process ended with it"):format(tostring(self)))
 end
 
 function Process:read(seconds)
