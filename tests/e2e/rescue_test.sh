@@ -45,6 +45,19 @@ rescued() {
 }
 check "the next run's sweep rescues the killed run's outputs into its folder, says so, and removes the sandbox" rescued
 
+# ---- a workspace in memory whose container stopped: the mirror's copies are what is left ----
+crash stopped-$$
+docker kill $(docker ps -q --filter label=luagent.test=stopped-$$) > /dev/null # emptied with its tmpfs
+run_luagent sandbox ls
+check "'sandbox ls' shows a stopped in-memory leftover whose outputs the mirror brought home as mirrored, not lost" sh -c "
+  grep ' gone ' $TMP/stdout | grep -q ' mirrored ' && ! grep -q ' lost ' $TMP/stdout"
+run_luagent run -q "$TMP/next.lua"
+mirror_kept() {
+  status_is 0 && stderr_has "are those its mirror brought into $dead/output during the run (3 files" &&
+  [ "$(cat "$dead/output/c.txt")" = c ] && [ "$(left stopped-$$)" -eq 0 ]
+}
+check "the sweep says the mirror's copies are what is left, keeps them, and removes the sandbox" mirror_kept
+
 # ---- outputs that cannot be rescued: kept, and prune asks ----
 crash blocked-$$
 rm -rf "$dead/output"; echo "in the way" > "$dead/output" # the rescue cannot write there

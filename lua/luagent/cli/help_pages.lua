@@ -175,8 +175,10 @@ one answers, else (or with --offline) builds it from the machine's Debian
 mirror.
 
 ls lists luagent's sandboxes with the run that owns each, and their outputs
-(a sandbox opened with save = {...}): saved, unsaved, lost (kept in memory,
-and the container stopped) or - (none declared). A run removes its
+(a sandbox opened with save = {...}): saved, unsaved, mirrored (kept in
+memory and the container stopped: what the outputs mirror brought home
+during the run is all that is left), lost (the same, with nothing brought
+home) or - (none declared). A run removes its
 sandboxes when it ends, on errors and on Ctrl-C; prune removes those whose run
 is gone (a crash, a kill -9, a lost engine), and with --all every luagent
 sandbox, running or not. It first rescues a leftover's unsaved outputs into

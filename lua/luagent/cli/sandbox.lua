@@ -3,8 +3,9 @@
 -- that main prints (a usage error exits 2, any other 1).
 --
 -- ls shows each sandbox's outputs (a session opened with save = {...}):
--- saved, unsaved (its run died before bringing them home), lost (kept in
--- memory, and the container stopped). prune first rescues unsaved outputs
+-- saved, unsaved (its run died before bringing them home), mirrored (kept
+-- in memory, and the container stopped: only what the outputs mirror brought
+-- home during the run is left), lost (the same, with nothing brought home). prune first rescues unsaved outputs
 -- into their run's folder (luagent.sandbox.leftovers), and asks on the
 -- terminal (y/N) before removing a sandbox whose outputs could not be
 -- rescued (or, with --all, whose run still goes); --force removes without

@@ -6,7 +6,8 @@
 --   leftovers.owner_alive(labels)     -> is the luagent process that made them still running?
 --   leftovers.list(client)            -> {{id, name, session, state, status, image, created, owner_pid, alive,
 --                                          run, save = {from, to, required}, outputs}} | nil, err
---       outputs: "none" (no save spec), "saved" (its run wrote them home), "unsaved", or "lost"
+--       outputs: "none" (no save spec), "saved" (its run wrote them home), "unsaved", "mirrored"
+--       (kept in memory and stopped: only what the outputs mirror brought home is left), or "lost"
 --       (the workspace was in memory and the container stopped: nothing is left to rescue)
 --   leftovers.prune(client [, {all, confirm, say}]) -> removed, kept | nil, err
 --       all = true: every luagent sandbox, and the supervisor volumes no session uses.
@@ -82,7 +83,10 @@ end
 local function outputs_state(c, labels)
   if not c.save or c.state == "created" then return "none" end -- a session that never started made nothing
   if saved(c.save, c.run) then return "saved" end
-  if labels[LABELS.workspace] == "memory" and c.state ~= "running" then return "lost" end
+  if labels[LABELS.workspace] == "memory" and c.state ~= "running" then
+    -- the stop emptied the workspace; what the mirror brought home is all there is
+    return require("luagent.sandbox.rescue").mirrored_files(c) and "mirrored" or "lost"
+  end
   return "unsaved"
 end
 
@@ -150,7 +154,9 @@ function leftovers.prune(client, opts)
       if not c.alive then remove(client, c) end -- a rescuer that died: its claim goes
     elseif (all or not c.alive) and not busy[c.session] then
       local ok, why = true, nil
-      if c.outputs == "unsaved" or c.outputs == "lost" then ok, why = rescue_first(client, c, opts) end
+      if c.outputs == "unsaved" or c.outputs == "mirrored" or c.outputs == "lost" then
+        ok, why = rescue_first(client, c, opts)
+      end
       if not ok and why and opts.confirm and opts.confirm(c, why) then ok = true end
       if ok then
         if remove(client, c) then removed[#removed + 1] = c end

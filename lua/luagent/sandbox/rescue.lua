@@ -78,7 +78,7 @@ local function bring_home(client, info, c)
 end
 
 -- "3 files, the last mirrored after turn 2", from the run's manifest, or nil.
-local function mirrored_files(c)
+function rescue.mirrored_files(c)
   local text = fs.read(c.save.to:gsub("/[^/]+$", "") .. "/manifest.json")
   local ok, m = pcall(json.decode, text or "")
   if not (ok and type(m) == "table" and m.run_id == c.run and type(m.files) == "table") then return nil end
@@ -108,7 +108,7 @@ function rescue.outputs(client, c)
   if not docker.workspace_kept(info) then
     local why = ("sandbox %s kept its workspace in memory, and its container stopped (%s), which emptied it")
       :format(c.session, c.status or c.state)
-    local mirrored = mirrored_files(c)
+    local mirrored = rescue.mirrored_files(c)
     if mirrored then
       return ("the outputs of run %s are those its mirror brought into %s during the run (%s); what it wrote later "
         .. "is lost: %s"):format(c.run, c.save.to, mirrored, why)
