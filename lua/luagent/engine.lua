@@ -191,6 +191,11 @@ function Client:call(method, path, body, opts)
   local res, err = http.request(request)
   if not res then
     if err.kind == "connect" then return nil, unreachable(self.endpoint, err) end
+    if err.kind == "timeout" then -- a hung or overloaded engine: say which, and how long it was given
+      err.message = ("the Docker engine at %s did not answer in %s s (%s)"):format(self.endpoint.description,
+        tostring(request.timeout), err.message)
+      err.endpoint = self.endpoint.description
+    end
     err.message = ("%s %s: %s"):format(method, path, err.message)
     return nil, err
   end
