@@ -557,6 +557,7 @@ function Session:remove()
       {session = self.id, kept = true})
   end
   local gone = recovery.socket_gone(self.client)
+    or (self.engine_unreachable and recovery.engine_lost(self.client))
   if gone then return nil, gone end
   local ok, err = docker.remove(self.client, self.container, self.id)
   self.removed = ok == true

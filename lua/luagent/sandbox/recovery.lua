@@ -59,7 +59,11 @@ function recovery.engine_lost(client)
   local ok, err = client:call("GET", "/_ping", nil, {timeout = 5})
   if ok then return nil end
   if err.kind == "docker_unreachable" then return err end
-  if err.kind == "network" or err.kind == "timeout" or err.kind == "connect" then
+  if err.kind == "timeout" then
+    return errors.new("docker_unreachable", ("the Docker engine at %s does not answer: no answer to GET /_ping in 5 s")
+      :format(endpoint.description), {endpoint = endpoint.description})
+  end
+  if err.kind == "network" or err.kind == "connect" then
     return errors.new("docker_unreachable", ("the Docker engine at %s does not answer: %s")
       :format(endpoint.description, err.message), {endpoint = endpoint.description})
   end
@@ -101,6 +105,7 @@ local function restart(session)
       local ex
       ex, err = supervisor.start(session)
       if ex then
+        session.engine_unreachable = nil
         session.executor = ex
         session.restarts = session.restarts + 1
         local what = session.restarted_container and "container" or "supervisor"
@@ -125,7 +130,10 @@ local function restart_error(session, what, why)
     :format(session.id, why, done), {restarted = what, session = session.id})
 end
 
+-- Also marks the session: its removal asks the engine first (5 s) instead
+-- of waiting out the removal calls' timeouts on an engine that hangs.
 local function unreachable_error(session, err, running)
+  session.engine_unreachable = true
   local message = running
     and ("the Docker engine went away while the command ran, so its result is lost: %s. The sandbox session %s "
       .. "cannot be used until the engine is back"):format(err.message, session.id)
