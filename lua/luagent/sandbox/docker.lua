@@ -81,6 +81,12 @@ local docker = {}
 -- much longer (its kill takes up to 5 s) before it takes the supervisor for
 -- stuck.
 local BACKSTOP = 15
+-- While a command runs, the host asks the engine every HEARTBEAT seconds
+-- whether it still answers (a 5 s ping). An engine that hangs (stopped,
+-- wedged) keeps its connections open and sends nothing, so without this a
+-- command would wait out its whole timeout. Two pings in a row without an
+-- answer end the wait; one could be a moment of load.
+local HEARTBEAT = 15
 -- Labels of a session's objects a rescue reads (luagent.sandbox.leftovers):
 -- what its workspace is and the user commands run as (set here), the run
 -- that made it and its save spec (set by sandbox.open, when it has one).
@@ -410,6 +416,23 @@ function Session:_ready()
   return nil, recovery.recover(self, ex, ex and select(2, ex:alive()) or "it was not running")
 end
 
+-- ex:wait for job's end, at most `limit` seconds (nil: no limit), asking
+-- the engine every HEARTBEAT seconds whether it still answers: true | false
+-- (the limit passed) | nil, err (the executor died, or the engine hangs).
+function Session:_wait_answering(ex, job, limit)
+  local deadline = limit and loop.now() + limit
+  local missed = 0
+  while true do
+    local slice = deadline and math.min(HEARTBEAT, deadline - loop.now()) or HEARTBEAT
+    if slice <= 0 then return false end
+    local ended, err = ex:wait(job, slice)
+    if ended ~= false then return ended, err end
+    local lost = not (deadline and loop.now() >= deadline) and recovery.engine_lost(self.client)
+    missed = lost and missed + 1 or 0
+    if missed >= 2 then return nil, lost.message end
+  end
+end
+
 -- Sends job and waits for its end: the executor's raw result and the
 -- seconds it took | nil, err. A fault (the executor died or stopped
 -- answering) becomes a sandbox_restarted error once the session is back.
@@ -421,7 +444,7 @@ function Session:_run(op, job)
   ok, err = ex:send(op, job)
   if ok then
     sent = true
-    ok, err = ex:wait(job, (job.timeout or 0) > 0 and job.timeout + BACKSTOP or nil) -- 0: no timeout
+    ok, err = self:_wait_answering(ex, job, (job.timeout or 0) > 0 and job.timeout + BACKSTOP or nil) -- 0: none
     if not ok then ex:result(job) end -- forgotten
   end
   if ok == false then
