@@ -30,7 +30,10 @@ local function start_hung_engine()
   assert(fs.write(work .. "/hung.py", SERVER))
   local proc = assert(process.spawn{argv = {"python3", work .. "/hung.py"}, stdout = "pipe"})
   local line = ""
-  repeat line = line .. (proc:read("stdout") or "") until line:find("\n") or not proc:running()
+  repeat
+    local chunk = proc:read("stdout") -- nil: it ended
+    line = line .. (chunk or "")
+  until line:find("\n") or not chunk
   return proc, assert(tonumber(line:match("%d+")), "the test engine printed its port")
 end
 
