@@ -16,20 +16,14 @@
 -- subscribers see it. A subscriber that raises is dropped with a warning:
 -- one broken view must not stop a run (a cancelled run's error goes on).
 local sys = require "luagent.sys"
+local run = require "luagent.run"
 
 local events = {}
 
 local subscribers = {} -- process-wide
-local current          -- luagent.run's run.current, found on first use (it requires this module)
-
-local function runs()
-  if not current then current = require("luagent.run").current end
-  return current
-end
 
 -- The run a subscription made now belongs to, or nil: process-wide.
 local function own_run()
-  local run = require "luagent.run"
   local r = run.current()
   return r ~= run._default() and r or nil
 end
@@ -75,7 +69,7 @@ function events._deliver(ev, r, own)
 end
 
 function events.emit(ev)
-  return runs()():emit(ev)
+  return run.current():emit(ev)
 end
 
 return events

@@ -127,6 +127,9 @@ function RecipeRun:_end(status, message)
   if #self.hooks + #self.last_hooks > 0 then err = self:_run_exit_hooks(status, message) end
   self:_cache_summary()
   self:_close_trace(status, message)
+  -- only a trace or a recording can have failed to be written: a run with
+  -- neither (an empty recipe) ends without loading luagent.run.methods
+  if not (rawget(self, "trace") or rawget(self, "trace_failed") or rawget(self, "record")) then return err end
   return self:_write_failures(err)
 end
 
