@@ -52,6 +52,20 @@ local outputs = {}
 
 local glob_pattern = require("luagent.manifest").glob_pattern
 
+-- outputs.manifest_path(host_dir) -> path   manifest.json beside host_dir
+-- (the mirror's copy and the rescue's read it there too)
+function outputs.manifest_path(host_dir)
+  return (host_dir:match("^(.*)/[^/]+/*$") or ".") .. "/manifest.json"
+end
+
+-- outputs.read_manifest(host_dir) -> table | nil   the manifest beside host_dir, decoded
+-- (nil when there is none, or it is not JSON)
+function outputs.read_manifest(host_dir)
+  local text = fs.read(outputs.manifest_path(host_dir))
+  local ok, m = pcall(json.decode, text or "")
+  return ok and type(m) == "table" and m or nil
+end
+
 -- The workspace folder's files as {relative path = size}, from the sandbox, or nil.
 local function workspace_listing(box, workspace_dir)
   local ok, r = pcall(box.exec, box, {"find", workspace_dir, "-type", "f", "-printf", "%s\t%P\n"})
@@ -228,7 +242,7 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
   end
   local unsaved, list, reset = not_the_agents(err, extracted, missing, mirrored)
   if unsaved then missing = {} end
-  local manifest = host_dir:gsub("/[^/]+$", "") .. "/manifest.json"
+  local manifest = outputs.manifest_path(host_dir)
   -- an emptied workspace is why its folder is missing: the reset says more
   local emptied = reset and (not err or err.kind == "not_found")
   local report = {dir = host_dir, files = files, missing = missing, refused = refused, failed = failed,

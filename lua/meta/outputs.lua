@@ -64,4 +64,15 @@ local outputs = {}
 ---@return luagent.Error? err
 function outputs.collect(box, workspace_dir, host_dir, opts) end
 
+---Where collect (and a box's outputs mirror) writes the manifest for host_dir:
+---manifest.json beside it.
+---@param host_dir string
+---@return string path
+function outputs.manifest_path(host_dir) end
+
+---The manifest beside host_dir, decoded; nil when there is none or it is not JSON.
+---@param host_dir string
+---@return table? manifest
+function outputs.read_manifest(host_dir) end
+
 return outputs

@@ -31,6 +31,7 @@ local errors = require "luagent.errors"
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local manifest = require "luagent.manifest"
+local outputs = require "luagent.outputs"
 local docker = require "luagent.sandbox.docker"
 
 local leftovers = {}
@@ -75,9 +76,8 @@ end
 
 -- Did the run write its outputs home? Its manifest (beside `to`) says so.
 local function saved(save, run)
-  local text = fs.read(save.to:gsub("/[^/]+$", "") .. "/manifest.json")
-  local m = text and json.decode(text)
-  return type(m) == "table" and m.run_id == run and (m.error == nil or m.error == json.null)
+  local m = outputs.read_manifest(save.to)
+  return m ~= nil and m.run_id == run and (m.error == nil or m.error == json.null)
 end
 
 local function outputs_state(c, labels)

@@ -268,7 +268,7 @@ function Mirror:_write_manifest(at)
                          mirrored = {turn = f.turn, command = f.command, time = f.time}}
   end
   table.sort(files, function(a, b) return a.path < b.path end)
-  local path = (self.to:match("^(.*)/[^/]+/*$") or ".") .. "/manifest.json"
+  local path = require("luagent.outputs").manifest_path(self.to)
   local ok, err = fs.write(path, json.encode({run_id = self.run.id, files = json.array(files),
     error = ("the run has not saved its outputs yet: these are the copies mirrored after %s"):format(
       at.turn and ("turn " .. at.turn) or ("command " .. at.command))}, {indent = 2}) .. "\n")

@@ -28,7 +28,6 @@
 -- the mirror is what brings them home.
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
-local json = require "luagent.json"
 local docker = require "luagent.sandbox.docker"
 local outputs = require "luagent.outputs"
 
@@ -79,9 +78,8 @@ end
 
 -- "3 files, the last mirrored after turn 2", from the run's manifest, or nil.
 function rescue.mirrored_files(c)
-  local text = fs.read(c.save.to:gsub("/[^/]+$", "") .. "/manifest.json")
-  local ok, m = pcall(json.decode, text or "")
-  if not (ok and type(m) == "table" and m.run_id == c.run and type(m.files) == "table") then return nil end
+  local m = outputs.read_manifest(c.save.to)
+  if not (m and m.run_id == c.run and type(m.files) == "table") then return nil end
   local count, last, prefix = 0, nil, c.save.from .. "/"
   for _, f in ipairs(m.files) do
     local path = type(f) == "table" and type(f.mirrored) == "table" and tostring(f.path) or ""
