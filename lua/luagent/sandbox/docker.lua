@@ -5,7 +5,8 @@
 --
 -- What a backend provides (a warm pool, several engines or Kubernetes would
 -- be one more module with these functions, and recipes would not change):
---   backend.client([{engine, docker_host}]) -> client | nil, err   the engine to talk to
+--   (the client, the engine to talk to, comes from luagent.sandbox.engines:
+--   engine.connect for each engine of the set, placement by load)
 --   backend.create(client, spec) -> session | nil, err   the session exists (removable), nothing runs yet
 --   session:start() -> true | nil, err          started, manifest staged, snapshot restored
 --   session.id, session.container, session.volume, session.restored (the restore report)
@@ -100,19 +101,6 @@ local Session = {}
 Session.__index = Session
 
 -- ---- the engine and the names of a session's objects ----
-
-local shared_client
-
--- The client in opts.engine, a fresh one for opts.docker_host, else the
--- process-wide one for DOCKER_HOST (connected once).
-function docker.client(opts)
-  if opts and opts.engine then return opts.engine end
-  if not (opts and opts.docker_host) and shared_client then return shared_client end
-  local client, err = engine.connect(opts and opts.docker_host and {host = opts.docker_host} or nil)
-  if not client then return nil, errors.from(err) end
-  if not (opts and opts.docker_host) then shared_client = client end
-  return client
-end
 
 function docker.volume_name(id)
   return "luagent-" .. id .. "-workspace"
@@ -390,9 +378,7 @@ end
 
 -- ---- commands ----
 
-local function closed_error(self)
-  return errors.new("closed", ("the sandbox session %s is closed"):format(self.id))
-end
+local closed_error = recovery.closed_error
 
 -- The live executor, or nil, err: the session is closed, serve could not
 -- start (the error; the next call tries again), or the executor died since

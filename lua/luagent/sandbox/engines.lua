@@ -201,10 +201,19 @@ local function usable(e, force)
   return e.client
 end
 
+-- Once per engine and process (leftovers.sweep does nothing after its
+-- first time): an engine swept already is not asked again, so an open from
+-- the warm pool makes no request here.
 function engines.sweep(set)
   for _, m in ipairs(set.members) do
-    local client = usable(m.engine)
-    if client then leftovers.sweep(client) end
+    local e = m.engine
+    if not e.swept then
+      local client = usable(e)
+      if client then
+        leftovers.sweep(client)
+        e.swept = true
+      end
+    end
   end
 end
 

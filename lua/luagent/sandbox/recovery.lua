@@ -20,6 +20,7 @@
 --   recovery.engine_lost(client) -> err | nil      a docker_unreachable error when the engine does not answer
 --   recovery.socket_gone(client) -> err | nil      the same, when its unix socket's file is gone (no call made)
 --   recovery.wait_engine(session, seconds) -> true | nil, err   until it answers again, at most seconds
+--   recovery.closed_error(session) -> err          kind closed: the session is closing
 --   recovery.await(task) -> its results        a cancellation it ended with is raised, never returned
 local errors = require "luagent.errors"
 local loop = require "luagent.loop"
@@ -120,6 +121,11 @@ local function restart(session)
   return nil, last_err
 end
 
+-- What a call on a session that is closing gets.
+function recovery.closed_error(session)
+  return errors.new("closed", ("the sandbox session %s is closed"):format(session.id))
+end
+
 local function restart_error(session, what, why)
   local done = what == "container"
     and ("its container had stopped and was started again%s"):format(session.spec.mounts.workspace.size
@@ -154,7 +160,7 @@ function recovery.recover(session, dead, why, running)
     session.recovery = r
   end
   local what, err = recovery.await(r.task)
-  if session.closing then return errors.new("closed", ("the sandbox session %s is closed"):format(session.id)) end
+  if session.closing then return recovery.closed_error(session) end
   if not what then
     r.failed = true
     if err.kind == "docker_unreachable" then return unreachable_error(session, err, running) end
