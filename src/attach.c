@@ -99,14 +99,18 @@ int attach_response_head(const char *data, size_t len, int *status, size_t *head
 
 /* Lets go of curl (which closes the connection) and of every watch and
  * timer: curl's callbacks may still run while it cleans up, so they go last. */
+static void stop_connecting(docker_attach *a) {
+  for (int i = 0; i < CONNECT_SOCKETS; i++) loop_watch_stop(a->lp, &a->connecting[i].watch);
+  loop_timer_stop(a->lp, &a->curl_timer);
+}
+
 static void release(docker_attach *a) {
   if (a->multi && a->easy) curl_multi_remove_handle(a->multi, a->easy);
   if (a->easy) curl_easy_cleanup(a->easy);
   if (a->multi) curl_multi_cleanup(a->multi);
   a->easy = NULL;
   a->multi = NULL;
-  for (int i = 0; i < CONNECT_SOCKETS; i++) loop_watch_stop(a->lp, &a->connecting[i].watch);
-  loop_timer_stop(a->lp, &a->curl_timer);
+  stop_connecting(a);
   loop_watch_stop(a->lp, &a->watch);
 }
 
@@ -238,11 +242,6 @@ static void connect_failed(docker_attach *a, CURLcode rc) {
   finish(a, "docker_unreachable");
 }
 
-static void stop_connecting(docker_attach *a) {
-  for (int i = 0; i < CONNECT_SOCKETS; i++) loop_watch_stop(a->lp, &a->connecting[i].watch);
-  loop_timer_stop(a->lp, &a->curl_timer);
-}
-
 static void connected(docker_attach *a) {
   stop_connecting(a);
   curl_socket_t fd = CURL_SOCKET_BAD;
@@ -258,8 +257,7 @@ static void connected(docker_attach *a) {
   a->watch.ready = on_ready;
   update_interest(a);
   if (loop_watch_start(a->lp, &a->watch) != 0) {
-    snprintf(a->why, sizeof a->why, "too many open connections to watch the one to the Docker engine at %s",
-             a->engine);
+    snprintf(a->why, sizeof a->why, "out of memory watching the connection to the Docker engine at %s", a->engine);
     finish(a, "docker_unreachable");
     return;
   }

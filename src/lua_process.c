@@ -139,7 +139,7 @@ static int write_some(lua_State *L, proc_entry *e, proc_op *op) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (pentry_wait_for_io(e, op, 0, POLLOUT) != 0)
-        return luagent_fail(L, "io", "cannot wait for process '%s': too many descriptors watched", e->name);
+        return luagent_fail(L, "io", "cannot wait for process '%s': out of memory", e->name);
       return host_await(L, &op->slot, (lua_KContext)op, write_k);
     }
     if (n < 0 && errno == EPIPE)
@@ -212,7 +212,7 @@ static int read_some(lua_State *L, proc_entry *e, int stream, proc_op *op) {
     return luagent_fail(L, "io", "reading %s of process '%s': %s", STREAMS[stream], e->name, strerror(errno));
   if (!op) op = pentry_new_op(L, e, stream);
   if (pentry_wait_for_io(e, op, stream, POLLIN) != 0)
-    return luagent_fail(L, "io", "cannot wait for process '%s': too many descriptors watched", e->name);
+    return luagent_fail(L, "io", "cannot wait for process '%s': out of memory", e->name);
   return host_await(L, &op->slot, (lua_KContext)op, read_k);
 }
 

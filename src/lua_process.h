@@ -82,10 +82,10 @@ void pentry_op_detach(proc_op *op);
 void pentry_op_wake(proc_op *op);
 
 /* Makes op the one waiting for stream's pipe end to be ready for `events`.
- * Returns 0, or -1 when the loop watches too many descriptors. */
+ * Returns 0, or -1 when the loop cannot watch one more (out of memory). */
 int pentry_wait_for_io(proc_entry *e, proc_op *op, int stream, short events);
 /* Makes op one of the tasks waiting for e to end. Returns 0, or -1 when its
- * end cannot be watched (too many descriptors, no SIGCHLD pipe). */
+ * end cannot be watched (out of memory, no SIGCHLD pipe). */
 int pentry_wait_for_exit(proc_entry *e, proc_op *op);
 
 /* The handle is closed: kills what still runs (the group with new_group),

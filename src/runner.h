@@ -19,8 +19,9 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "supervisor_proto.h"
 
-#define RUNNER_PROTOCOL "2"
+#define RUNNER_PROTOCOL SV_PROTOCOL_VERSION
 
 typedef struct runner_exit {
   int code;

@@ -19,6 +19,10 @@
 
 #include "buf.h"
 
+/* The protocol's version: the supervisor's ready frame says it ("R 2"), and
+ * the host refuses a supervisor that speaks another. */
+#define SV_PROTOCOL_VERSION "2"
+
 #define SV_MAX_FIELDS 4096
 #define SV_MAX_FIELD (64u * 1024 * 1024)     /* one field: stdin, code */
 #define SV_MAX_REQUEST (130u * 1024 * 1024)  /* all fields of one request together */

@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define SV_VERSION "2"
+#include "supervisor_proto.h"
+
+#define SV_VERSION SV_PROTOCOL_VERSION
 
 /* Writes all n bytes to fd (retrying on EINTR and short writes). 0 or -1. */
 int write_all(int fd, const void *data, size_t n);

@@ -158,12 +158,7 @@ long proc_kill_orphans_of(pid_t parent) {
     proc_entry *e = &t.items[i];
     e->mark = e->ppid == parent && e->state != 'Z' && !owned_by_root(e->pid);
   }
-  for (int changed = 1; changed;) { /* and everything below them */
-    changed = 0;
-    for (size_t i = 0; i < t.n; i++)
-      if (!t.items[i].mark && t.items[i].ppid != parent && marked(&t, t.items[i].ppid, -1))
-        t.items[i].mark = 1, changed = 1;
-  }
+  mark_below(&t, -1); /* and everything below them (parent itself is not marked: its ppid is not itself) */
   long n = 0;
   for (size_t i = 0; i < t.n; i++)
     if (t.items[i].mark && t.items[i].state != 'Z' && kill(t.items[i].pid, SIGKILL) == 0) n++;
