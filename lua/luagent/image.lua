@@ -50,18 +50,16 @@ end
 -- Streams a build/import answer (JSON lines), printing progress; returns
 -- true, or nil and the engine's error.
 local function stream_progress(request, say)
-  local pending, failure = "", nil
+  local split, failure = require("luagent.lines").splitter(), nil
   request.on_chunk = function(chunk)
-    pending = pending .. chunk
-    for line in pending:gmatch("([^\n]*)\n") do
+    split:feed(chunk, function(line)
       local msg = json.decode(line)
       if type(msg) == "table" then
         if msg.error then failure = msg.error
         elseif type(msg.stream) == "string" and msg.stream:match("%S") then say(msg.stream:gsub("%s+$", ""))
         elseif type(msg.status) == "string" then say(msg.status) end
       end
-    end
-    pending = pending:match("([^\n]*)$")
+    end)
   end
   local res, err = http.request(request)
   if not res then return nil, errors.from(err) end

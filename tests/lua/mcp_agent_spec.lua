@@ -45,6 +45,16 @@ t.test("the model calls the filesystem server's read tool and reads the file in 
   t.eq(last.content, "The meeting moved to Thursday, 10:00.\n", "the model read the file's text")
 end)
 
+t.test("a 4 MB file read through the filesystem server comes back whole (its answer: one line in many reads)", function()
+  local big = ("0123456789abcdef"):rep(4 * 65536) .. "\n" -- 4 MiB
+  assert(fs.write(folder .. "/big.txt", big))
+  local fs_tools <close> = assert(tools.mcp{command = servers.filesystem(folder), only = {"read_text_file"},
+                                            timeout = 60})
+  local text = fs_tools[1].handler({path = folder .. "/big.txt"})
+  t.eq(#text, #big, "every byte")
+  t.ok(text == big, "the same bytes")
+end)
+
 t.test("a path outside the server's folder: the model reads the server's refusal as the tool's error", function()
   local fs_tools <close> = assert(tools.mcp{command = servers.filesystem(folder), only = {"read_text_file"}})
   local q = fake.queue("mcp-denied")

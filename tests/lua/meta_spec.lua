@@ -34,7 +34,8 @@ local MODULES = {
   ["luagent.eval.spec"] = {"eval.lua", "spec"},
   -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval);
   -- luagent.trace_page and luagent.trace_page.* (the page of `luagent trace html`), luagent.markdown and
-  -- luagent.highlight (its Markdown renderer and code highlighter)
+  -- luagent.highlight (its Markdown renderer and code highlighter); luagent.lines (a line splitter
+  -- for chunked streams)
   ["luagent.cache"] = {"cache.lua", "cache"},
   ["luagent.schema"] = {"schema.lua", "schema"},
 }
@@ -64,6 +65,7 @@ local INTERNAL = {
   HostProcess = "the streams of a host process running an MCP server (lua/luagent/mcp/stdio.lua)",
   HttpTransport = "MCP's Streamable HTTP transport (lua/luagent/mcp/http.lua)",
   BoxProcess = "the streams of a sandbox process running an MCP server (lua/luagent/mcp/sandbox.lua)",
+  Splitter = "the line splitter for chunked streams (lua/luagent/lines.lua)",
 }
 
 local function sorted_keys(set)

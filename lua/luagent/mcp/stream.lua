@@ -31,6 +31,7 @@ local json = require "luagent.json"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
 local loop = require "luagent.loop"
+local lines = require "luagent.lines"
 
 local stream = {}
 
@@ -43,7 +44,8 @@ local STDERR_LINE = 2000          -- characters kept of a stderr line
 local RECENT = 20                 -- last stderr lines kept to say why a server ended
 
 function stream.new(io, hooks)
-  return setmetatable({io = io, hooks = hooks, label = hooks.label, pending = {}, npending = 0, out = "", err = "",
+  return setmetatable({io = io, hooks = hooks, label = hooks.label, pending = {}, npending = 0,
+                       out = lines.splitter(), err = lines.splitter(), -- its stdout and stderr, in lines
                        stderr_lines = 0, outq = {}, recent = {}}, McpStream)
 end
 
@@ -67,13 +69,13 @@ function McpStream:_stderr_line(line)
 end
 
 function McpStream:_on_stderr(data)
-  self.err = self.err .. data
-  for line in self.err:gmatch("([^\n]*)\n") do self:_stderr_line(line) end
-  self.err = self.err:match("[^\n]*$")
-  if #self.err > STDERR_LINE * 4 then
-    self:_stderr_line(self.err)
-    self.err = ""
-  end
+  self.err:feed(data, function(line) self:_stderr_line(line) end)
+  if self.err.bytes > STDERR_LINE * 4 then self:_stderr_line(self.err:take()) end
+end
+
+-- What is left of its stderr (a last line without a newline) goes to the trace.
+function McpStream:_flush_stderr()
+  if self.err.bytes > 0 then self:_stderr_line(self.err:take()) end
 end
 
 -- The line of its last stderr lines that best says why a server ended: the
@@ -121,19 +123,14 @@ function McpStream:_message(msg)
 end
 
 function McpStream:_on_stdout(data)
-  self.out = self.out .. data
-  for line in self.out:gmatch("([^\n]*)\n") do
+  self.out:feed(data, function(line)
     line = line:gsub("\r$", "")
     if line:match("%S") then
       local msg = json.decode(line)
       if msg == nil then self.hooks.on_garbage(line) else self:_message(msg) end
     end
-  end
-  self.out = self.out:match("[^\n]*$")
-  if #self.out > MAX_LINE then
-    self.hooks.on_garbage(self.out:sub(1, 200))
-    self.out = ""
-  end
+  end)
+  if self.out.bytes > MAX_LINE then self.hooks.on_garbage(self.out:take():sub(1, 200)) end
   return self.npending > 0
 end
 
@@ -156,7 +153,7 @@ function McpStream:_pump_task()
                           function(data) self:_on_stderr(data) end)
     if self.pump == me then self.pump, self.pump_stopping = nil, nil end
     if ok and how == "ended" then
-      if self.err ~= "" then self:_stderr_line(self.err); self.err = "" end
+      self:_flush_stderr()
       self:_died()
     elseif not ok and not (type(how) == "table" and how.kind == "cancelled") then
       self.dead = errors.new("mcp", ("%s cannot be read: %s"):format(self.label, tostring(how)), {server = self.hooks.server})
@@ -259,7 +256,7 @@ function McpStream:close(grace)
   self.dead = self.dead or errors.new("closed", self.label .. " is closed", {server = self.hooks.server})
   self:fail_pending(self.dead)
   self.io:close(grace, function(data) self:_on_stderr(data) end)
-  if self.err ~= "" then self:_stderr_line(self.err); self.err = "" end
+  self:_flush_stderr()
   return self.io:status()
 end
 
