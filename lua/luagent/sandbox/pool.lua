@@ -262,6 +262,8 @@ end
 
 -- ---- draining ----
 
+local STRAY_RECHECK = 0.5 -- seconds; an engine finishes a container create in well under that
+
 -- Containers and volumes of this pool the engines have that were never
 -- handed out: a start cancelled (Ctrl-C) after the engine made its container
 -- but before its answer came.
@@ -296,6 +298,12 @@ function Pool:_drain()
     failure = failure or (not ok and err)
   end
   self:_strays()
+  if self.stopped then
+    -- a start cancelled by Ctrl-C had its create request cut at our end; the
+    -- engine may still be making that container: look again once it is done
+    pcall(loop.sleep, STRAY_RECHECK)
+    self:_strays()
+  end
   if failure then return nil, errors.wrap(failure, "a session of the sandbox pool could not be removed") end
   return true
 end
