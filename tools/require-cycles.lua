@@ -1,0 +1,104 @@
+-- require-cycles: finds Lua modules of luagent that require each other, and
+-- library modules that reach up into the run or the command line.
+--
+--   lua5.4 tools/require-cycles.lua [DIR]      (DIR defaults to lua)
+--
+-- Every `require "luagent.x"` counts, wherever it is written: a require
+-- inside a function is a cycle hidden, not removed. Module luagent.a.b is
+-- DIR/luagent/a/b.lua (luagent itself: DIR/luagent/init.lua); requires of
+-- modules that are not files there (the C modules) are left out.
+--
+-- The layers, bottom up: library modules (everything else), then the
+-- modules that run recipes and hold the current run (luagent.run,
+-- luagent.run.*, luagent.eval, luagent.eval.*), then the command line
+-- (luagent, luagent.cli.*). A module may require its own layer or a lower
+-- one, never a higher one: a library module learns the current run from
+-- luagent.context, a leaf.
+--
+-- Prints each problem found, one a line ("luagent.a -> luagent.b ->
+-- luagent.a", "luagent.trace requires luagent.run (a library module reaches
+-- up into the run layer)"), and exits 1; prints nothing and exits 0 when
+-- there is none.
+local dir = (...) or "lua"
+
+local function read(path)
+  local f = io.open(path)
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+local function file_of(module)
+  if module == "luagent" then return dir .. "/luagent/init.lua" end
+  return dir .. "/" .. module:gsub("%.", "/") .. ".lua"
+end
+
+local function module_of(path)
+  local rel = path:sub(#dir + 2):gsub("%.lua$", "")
+  if rel == "luagent/init" then return "luagent" end
+  return (rel:gsub("/", "."))
+end
+
+local LAYERS = {library = 1, run = 2, cli = 3}
+local function layer_of(module)
+  if module == "luagent" or module:match("^luagent%.cli%f[%.%z]") then return "cli" end
+  if module:match("^luagent%.run%f[%.%z]") or module:match("^luagent%.eval%f[%.%z]") then return "run" end
+  return "library"
+end
+
+-- Drops comments and the contents of long strings, so a require in a comment does not count.
+local function code_of(text)
+  text = text:gsub("%-%-%[(=*)%[.-%]%1%]", "")
+  text = text:gsub("%-%-[^\n]*", "")
+  return text
+end
+
+local files = {}
+local p = assert(io.popen("find '" .. dir .. "/luagent' -name '*.lua' | LC_ALL=C sort"))
+for path in p:lines() do files[#files + 1] = path end
+p:close()
+
+local edges, modules, problems = {}, {}, {}
+for _, path in ipairs(files) do
+  local from = module_of(path)
+  modules[#modules + 1] = from
+  local set, list = {}, {}
+  local code = code_of(read(path))
+  for to in code:gmatch("require%s*%(?%s*[\"']([%w_%.]+)[\"']") do
+    if to ~= from and not set[to] and read(file_of(to)) then
+      set[to] = true
+      list[#list + 1] = to
+    end
+  end
+  table.sort(list)
+  edges[from] = list
+  for _, to in ipairs(list) do
+    if LAYERS[layer_of(to)] > LAYERS[layer_of(from)] then
+      problems[#problems + 1] = ("%s requires %s (a %s module reaches up into the %s layer)"):format(
+        from, to, layer_of(from), layer_of(to))
+    end
+  end
+end
+
+-- Depth-first search; a back edge to a module on the current path is a cycle.
+local state, path = {}, {}
+local function visit(n)
+  state[n] = 1
+  path[#path + 1] = n
+  for _, m in ipairs(edges[n] or {}) do
+    if state[m] == 1 then
+      local i = #path
+      while path[i] ~= m do i = i - 1 end
+      problems[#problems + 1] = table.concat(path, " -> ", i) .. " -> " .. m
+    elseif not state[m] then
+      visit(m)
+    end
+  end
+  path[#path] = nil
+  state[n] = 2
+end
+for _, n in ipairs(modules) do if not state[n] then visit(n) end end
+
+for _, line in ipairs(problems) do print(line) end
+os.exit(#problems == 0 and 0 or 1)
