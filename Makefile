@@ -14,7 +14,7 @@ VERSION   := 0.1.0
 PREFIX    ?= /usr/local
 CC        ?= cc
 PKGS      := lua5.4 lua5.4-cjson yaml-0.1
-# libcurl is loaded at first use (src/curl_lazy.c): only its headers are built against
+# libcurl is loaded at first use (src/core/curl_lazy.c): only its headers are built against
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl)
 BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libyaml-dev pkg-config musl-tools
 RUN_DEPS  := python3 docker.io debootstrap tar lua-check curl valgrind
@@ -29,8 +29,17 @@ CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -MMD -
            -DLUAGENT_VERSION='"$(VERSION)"'
 LDLIBS  += -ldl -lm
 
-SRC       := $(wildcard src/*.c)
-CORE_SRC  := $(filter-out src/main.c,$(SRC))
+# The layers are folders (DESIGN.md in the repo, "Where things live"):
+#   src/core/  pure C: no Lua header reachable (built without Lua's include path; checked below)
+#   src/lua/   the Lua bindings and the scheduler
+#   src/       the host (host.c owns the Lua state) and main.c (the command line)
+CORE_SRC  := $(wildcard src/core/*.c)
+LUA_SRC   := $(wildcard src/lua/*.c)
+TOP_SRC   := $(wildcard src/*.c)
+SRC       := $(CORE_SRC) $(LUA_SRC) $(TOP_SRC)
+# what a pure core may include: its own folder, libcurl's and libyaml's headers; never Lua's
+CORE_CFLAGS = $(CURL_CFLAGS) $(shell pkg-config --cflags yaml-0.1)
+HOST_CFLAGS = -iquote src -iquote src/core -iquote src/lua $(PKG_CFLAGS) $(CURL_CFLAGS)
 # lua/meta/ holds LuaLS annotations (definitions, not modules): embedded as
 # assets for `luagent meta`, installed to share/luagent/meta. The sandbox
 # assets: the image's Dockerfile and offline build, and the supervisor binary
@@ -50,8 +59,20 @@ all: luagent
 luagent: $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(OBJ) $(PKG_LIBS) $(LDLIBS)
 
+build/core/%.o: src/core/%.c build/core-is-pure.stamp
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
+
 build/%.o: src/%.c | build
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(HOST_CFLAGS) -c -o $@ $<
+
+# A pure core never includes a Lua header (it is also built without Lua's
+# include path, so one that did would not compile): said once, by name.
+build/core-is-pure.stamp: $(wildcard src/core/*.c src/core/*.h) | build
+	@if grep -lE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](lua|lauxlib|lualib)\.h[>"]' src/core/*.c src/core/*.h; then \
+	  echo "src/core/ is pure C: the files above include a Lua header (move the binding to src/lua/)" >&2; exit 1; fi
+	@touch $@
 
 # the Lua library is embedded as bytecode (debug information kept): no parsing at start-up
 build/luac: tools/luac.c | build
@@ -98,8 +119,13 @@ asan: deps
 build/asan/luagent: $(ASAN_OBJ)
 	$(CC) $(LDFLAGS) $(SANITIZE) -o $@ $(ASAN_OBJ) $(PKG_LIBS) $(LDLIBS)
 
+build/asan/core/%.o: src/core/%.c build/core-is-pure.stamp
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O1 $(SANITIZE) $(CORE_CFLAGS) -c -o $@ $<
+
 build/asan/%.o: src/%.c | build/asan
-	$(CC) $(CFLAGS) -O1 $(SANITIZE) $(PKG_CFLAGS) $(CURL_CFLAGS) -c -o $@ $<
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O1 $(SANITIZE) $(HOST_CFLAGS) -c -o $@ $<
 
 build/asan/embedded.o: build/embedded.c | build/asan
 	$(CC) $(CFLAGS) -O1 $(SANITIZE) -Isrc -c -o $@ $<
@@ -143,12 +169,12 @@ clean:
 # dependency on the image, embedded into luagent as an asset. musl-gcc
 # (Debian's musl-tools, a build dependency; installed when missing and we are
 # root), else the system compiler with -static.
-SUPERVISOR_SRC := $(wildcard sandbox/supervisor/*.c) src/supervisor_proto.c src/buf.c
+SUPERVISOR_SRC := $(wildcard sandbox/supervisor/*.c) src/core/supervisor_proto.c src/core/buf.c
 SUPERVISOR_CC   = $(shell command -v musl-gcc || { tools/deps.sh musl-tools >/dev/null 2>&1 && command -v musl-gcc; } || echo $(CC))
 .PHONY: supervisor
 supervisor: build/luagent-supervisor
-build/luagent-supervisor: $(SUPERVISOR_SRC) $(wildcard sandbox/supervisor/*.h) src/supervisor_proto.h src/buf.h | build
-	$(SUPERVISOR_CC) -static -Os -s -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc \
+build/luagent-supervisor: $(SUPERVISOR_SRC) $(wildcard sandbox/supervisor/*.h) src/core/supervisor_proto.h src/core/buf.h | build
+	$(SUPERVISOR_CC) -static -Os -s -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -iquote src/core \
 	  -o $@ $(SUPERVISOR_SRC)
 
 -include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d)

@@ -40,7 +40,7 @@ errors.KINDS = {
   connect = {retry = true, about = "the server could not be reached (refused, unknown host)"},
   network = {retry = true, about = "the connection broke while talking to the server"},
   tls = {retry = false, about = "the TLS handshake or the certificate check failed"},
-  protocol = {retry = false, about = "the peer broke its protocol (HTTP, the exec stream, the runner)"},
+  protocol = {retry = false, about = "the peer broke its protocol (HTTP, the exec stream, the supervisor channel)"},
   bad_url = {retry = false, about = "a URL that is malformed or of an unsupported scheme"},
   aborted = {retry = false, about = "a transfer stopped on purpose (a callback said stop)"},
   -- model providers
@@ -57,7 +57,8 @@ errors.KINDS = {
   docker_unreachable = {retry = true, about = "the Docker engine does not answer at its socket or address"},
   capacity = {retry = true, about = "every Docker engine holds as many sessions as its capacity (URL#N) allows"},
   conflict = {retry = false, about = "the engine says the object is in the wrong state (HTTP 409)"},
-  runner = {retry = true, about = "the channel to a sandbox's supervisor ended (sessions report sandbox_restarted)"},
+  supervisor_lost = {retry = true,
+                     about = "the channel to a sandbox's supervisor ended (sessions report sandbox_restarted)"},
   sandbox_restarted = {retry = false, about = "the sandbox's supervisor or container died; the session is back, "
     .. "its Python state lost: the call may have run in part"},
   refused = {retry = false, about = "refused by a safety rule (an API key in a command, a path leaving the workspace)"},
@@ -73,6 +74,15 @@ errors.KINDS = {
   error = {retry = false, about = "a raised error that was not a luagent error value (its text is the message)"},
 }
 
+-- Old names of kinds, accepted for one release wherever a kind is named
+-- (errors.new, a retry policy's `on`, errors.canonical); values carry the new one.
+errors.ALIASES = {runner = "supervisor_lost"}
+
+-- The catalogue's name for kind (an alias's new name; anything else as it is).
+function errors.canonical(kind)
+  return errors.ALIASES[kind] or kind
+end
+
 local function check_kind(kind, level)
   if type(kind) ~= "string" or not errors.KINDS[kind] then
     error(("errors.new: unknown error kind %s (see luagent.errors.KINDS)"):format(tostring(kind)), level + 1)
@@ -81,6 +91,7 @@ end
 
 -- errors.new(kind, message [, fields]) -> err   fields are copied into it
 function errors.new(kind, message, fields)
+  kind = errors.canonical(kind)
   check_kind(kind, 2)
   local err = {}
   for k, v in pairs(fields or {}) do err[k] = v end
@@ -90,6 +101,7 @@ end
 
 -- errors.fail(kind, message [, fields]) -> nil, err   for `return errors.fail(...)`
 function errors.fail(kind, message, fields)
+  kind = errors.canonical(kind)
   check_kind(kind, 2)
   return nil, errors.new(kind, message, fields)
 end

@@ -1,7 +1,7 @@
 -- luagent.eval: runs a recipe many times in one process — every variant x
 -- input x epoch of a spec (luagent.eval.spec) — and says which variant did best.
 --
---   local report = eval.run(spec, {runner, quiet, say, evals_dir})
+--   local report = eval.run(spec, {run_job, quiet, say, evals_dir})
 --   -- report = {id, dir, status = "ok" | "interrupted" | "budget", records, rows, table}
 --
 -- Runs start in the order epoch, input, variant (so a budget stop leaves the
@@ -9,14 +9,14 @@
 -- time. Each run gets its own folder, evals/<eval-id>/runs/<variant>/<input>/<epoch>/
 -- (evals/ beside the spec, or $LUAGENT_EVALS_DIR), and its settings: the
 -- variant's, then the input's, then --set on top. Running one run is ONE
--- function, `runner(job)`:
+-- function, `run_job(job)`:
 --   job = {recipe, settings, dir, cache ("on" | "refresh" | nil), capture = true, quiet = true,
 --          variant, input, epoch}
 --   -> {status = "ok" | "failed" | "interrupted", error, dir, trace,
 --       final = {output, stopped_by, usage, cost, turns},
 --       stats = {model_calls, cached_calls, live_calls, saved_cost, cost, input_tokens, output_tokens},
 --       cancelled = true when the eval was interrupted while the run ended}
--- The default runner is luagent.run's: run.new(job):execute(). A runner that
+-- The default run_job is luagent.run's: run.new(job):execute(). A run_job that
 -- raises is that run's failure (a "cancelled" error: the run was interrupted).
 --
 -- After each run: run_dir/final.json, the check (its verdict; a check that
@@ -66,12 +66,12 @@ function eval.plan(spec, root)
   return jobs
 end
 
--- luagent.run's runner. The model-call cache (luagent.cache) is the eval's
+-- luagent.run's run_job. The model-call cache (luagent.cache) is the eval's
 -- choice for every run, over a recipe's own `cache:` setting, like --cache /
 -- --no-cache: each run opens it in the same folder (setting cache.dir,
 -- LUAGENT_CACHE, or .luagent/cache beside the recipe), so runs share what is
 -- stored; a repeat (epoch > 1) has its own keys, so it asks the model anew.
-function eval.default_runner()
+function eval.default_run_job()
   local run = require "luagent.run"
   return function(job)
     local r, err = run.new{recipe = job.recipe, settings = job.settings, dir = job.dir, capture = true, quiet = true,
@@ -149,7 +149,7 @@ local function run_one(state, job)
   local made, merr = fs.mkdir(job.dir)
   if not made then return {status = "failed", passed = false, error = merr.message} end
   local t0 = loop.now()
-  local ok, r = pcall(state.runner, job)
+  local ok, r = pcall(state.run_job, job)
   local wall = loop.now() - t0
   local o = {wall_s = wall}
   if not ok then
@@ -157,7 +157,7 @@ local function run_one(state, job)
     o.error = errors.from(r).message
     r = {}
   elseif type(r) ~= "table" then
-    o.status, o.error, r = "failed", "the runner returned " .. tostring(r) .. ", not a run's result", {}
+    o.status, o.error, r = "failed", "the run_job returned " .. tostring(r) .. ", not a run's result", {}
   else
     o.status = r.status or "failed"
     o.error = r.error ~= nil and errors.from(r.error).message or nil
@@ -297,14 +297,14 @@ end
 
 function eval.run(spec, opts)
   opts = opts or {}
-  local runner = opts.runner or eval.default_runner()
+  local run_job = opts.run_job or eval.default_run_job()
   local root = opts.evals_dir or os.getenv("LUAGENT_EVALS_DIR") or (spec.dir .. "/evals")
   local id = eval_id(spec.name)
   local dir = root .. "/" .. id
   local made, merr = fs.mkdir(dir)
   if not made then return nil, errors.wrap(merr, "making the eval's folder") end
   local state = {
-    spec = spec, runner = runner, check = spec.check, id = id, dir = dir, quiet = opts.quiet,
+    spec = spec, run_job = run_job, check = spec.check, id = id, dir = dir, quiet = opts.quiet,
     say = opts.say or stderr_line, jobs = eval.plan(spec, dir), records = {}, next = 0, finished = 0, done = 0,
     tokens = 0, cost = 0, results_path = dir .. "/results.jsonl", summary_path = dir .. "/summary.csv",
   }

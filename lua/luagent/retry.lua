@@ -28,9 +28,10 @@ local NEVER = {auth = true, bad_request = true, cancelled = true}
 local Policy = {}
 Policy.__index = Policy
 
+-- The kinds of an `on` list (an old name of a kind counts as its new one).
 local function set_of(list)
   local set = {}
-  for _, v in ipairs(list) do set[v] = true end
+  for _, v in ipairs(list) do set[errors.canonical(v)] = true end
   return set
 end
 

@@ -184,7 +184,6 @@ local function settings(opts)
     .. "drops them), so added ones would reach only the supervisor")
   check(o.command == nil, "command is not supported: the container's command is the sandbox supervisor "
     .. "(start long-lived processes with box:spawn)")
-  check(o.runner ~= false, "runner = false is gone: every command runs through the sandbox supervisor")
   check(not o.pool or math.type(o.pool) == "integer" and o.pool >= 0,
     "pool = %s: say how many sessions like this one to keep started (a whole number; 0: none)", tostring(o.pool))
   o.env_list = select(2, checked_env(with_thread_defaults(o.env, o.cpus), "env"))
@@ -337,8 +336,7 @@ end
 local POOL_OPTIONS = {size = true, image = true, memory = true, cpus = true, pids = true, network = true,
   user = true, workdir = true, tmp_size = true, workspace_size = true, timeout = true, max_output = true,
   max_extract = true, max_extract_entries = true, env = true, labels = true, writable_root = true, engine = true,
-  docker_host = true, engines = true, manifest = true, restore = true, save = true, command = true, cap_add = true,
-  runner = true}
+  docker_host = true, engines = true, manifest = true, restore = true, save = true, command = true, cap_add = true}
 
 -- sandbox.pool{size = N, ...sandbox.open's options} -> pool | nil, err
 -- Keeps N started, never-used sessions of the spec these options make;

@@ -16,7 +16,7 @@
 
 ---low-level: recipes normally do not need this (luagent.sandbox uses it).
 ---luagent.engine_io: the raw streaming half of the Docker client, in C
----(src/lua_engine_io.c): exec output, archives, the supervisor channel.
+---(src/lua/lua_engine_io.c): exec output, archives, the supervisor channel.
 ---@class luagent.engine_io
 local engine_io = {}
 
@@ -58,7 +58,7 @@ function engine_io.read_file(opts) end
 ---A hijacked attach to an exec of `luagent-supervisor serve` in a session
 ---(sandbox/supervisor/DESIGN.md) over the engine's socket, TCP or TLS; returns once it
 ---said it is ready ("R 2"). Before the engine let the attach through, err's kind is
----docker_unreachable, tls, docker, network or protocol; afterwards runner.
+---docker_unreachable, tls, docker, network or protocol; afterwards supervisor_lost.
 ---@param opts table client:options("/exec/ID/start", {body, timeout, connect_timeout}) (or unix_socket, path)
 ---@return luagent.engine_io.SupervisorChannel? channel
 ---@return luagent.Error? err

@@ -1,6 +1,6 @@
 ---@meta luagent.errors
 -- luagent.errors: the one error value every layer returns, and the catalogue
--- of its kinds (lua/luagent/errors.lua, src/lua_errors.c).
+-- of its kinds (lua/luagent/errors.lua, src/lua/lua_errors.c).
 --
 -- Every expected failure, in C and in Lua, is `nil, err` with `err` one of
 -- these; `tostring(err)` reads "kind: message". Misuse (a wrong argument
@@ -26,7 +26,7 @@
 ---| "connect"            # the server could not be reached (refused, unknown host) - retryable
 ---| "network"            # the connection broke while talking to the server - retryable
 ---| "tls"                # the TLS handshake or the certificate check failed
----| "protocol"           # the peer broke its protocol (HTTP, the exec stream, the runner)
+---| "protocol"           # the peer broke its protocol (HTTP, the exec stream, the supervisor channel)
 ---| "bad_url"            # a URL that is malformed or of an unsupported scheme
 ---| "aborted"            # a transfer stopped on purpose (a callback said stop)
 ---| "auth"               # the provider refused the API key (HTTP 401/403)
@@ -41,7 +41,7 @@
 ---| "docker_unreachable" # the Docker engine does not answer at its socket or address - retryable
 ---| "capacity" # every Docker engine holds as many sessions as its capacity (URL#N) allows - retryable
 ---| "conflict"           # the engine says the object is in the wrong state (HTTP 409)
----| "runner"             # the channel to a sandbox's supervisor ended (sessions report sandbox_restarted) - retryable
+---| "supervisor_lost"    # the channel to a sandbox's supervisor ended (sessions report sandbox_restarted) - retryable
 ---| "sandbox_restarted"  # the sandbox's supervisor or container died; the session is back, its Python state lost
 ---| "refused"            # refused by a safety rule (an API key in a command, a path leaving the workspace)
 ---| "closed"             # the sandbox session or handle was already closed
@@ -86,6 +86,15 @@ local errors = {}
 ---kind -> {retry, about}: every kind an error value may have.
 ---@type table<luagent.ErrorKind, luagent.ErrorKindInfo>
 errors.KINDS = {}
+
+---Old names of kinds, accepted for one release where a kind is named: `runner` is now `supervisor_lost`.
+---@type table<string, luagent.ErrorKind>
+errors.ALIASES = {}
+
+---The catalogue's name for `kind`: an old name's new one, anything else as it is.
+---@param kind string
+---@return string
+function errors.canonical(kind) end
 
 ---The metatable every error value shares (C and Lua made).
 ---@type table

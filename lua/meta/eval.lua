@@ -54,7 +54,7 @@
 ---@field score? number 0..1
 ---@field note? string
 
----One run as the runner gets it.
+---One run as the run_job gets it.
 ---@class luagent.EvalJob
 ---@field recipe string
 ---@field settings table
@@ -77,7 +77,7 @@
 ---@field input_tokens integer
 ---@field output_tokens integer
 
----What a runner returns (luagent.run's r:execute()).
+---What a run_job returns (luagent.run's r:execute()).
 ---@class luagent.EvalRunResult
 ---@field status "ok"|"failed"|"interrupted"
 ---@field error? any
@@ -88,7 +88,7 @@
 ---@field cancelled? boolean the eval was interrupted (Ctrl-C) while this run ended: no run starts after it
 
 ---@class luagent.EvalOptions
----@field runner? fun(job: luagent.EvalJob): luagent.EvalRunResult runs one run (default: luagent.run's)
+---@field run_job? fun(job: luagent.EvalJob): luagent.EvalRunResult runs one run (default: luagent.run's)
 ---@field quiet? boolean no progress lines
 ---@field say? fun(line: string) where lines for people go (default: stderr)
 ---@field evals_dir? string instead of evals/ beside the spec or LUAGENT_EVALS_DIR
@@ -111,7 +111,7 @@
 local eval = {}
 
 ---Runs every variant x input x epoch of a checked spec, `concurrency` at a time.
----nil, err when the eval cannot start (its folder, no runner).
+---nil, err when the eval cannot start (its folder, no run_job).
 ---@param spec luagent.EvalSpec
 ---@param opts? luagent.EvalOptions
 ---@return luagent.EvalReport|nil report
@@ -124,10 +124,10 @@ function eval.run(spec, opts) end
 ---@return luagent.EvalJob[]
 function eval.plan(spec, root) end
 
----The runner that runs a recipe in its own run context (luagent.run), or nil, err.
+---The run_job that runs a recipe in its own run context (luagent.run), or nil, err.
 ---@return (fun(job: luagent.EvalJob): luagent.EvalRunResult)|nil
 ---@return luagent.Error? err
-function eval.default_runner() end
+function eval.default_run_job() end
 
 ---The variants that would run the recipe's scripted driver (no model configured for them).
 ---@param spec luagent.EvalSpec

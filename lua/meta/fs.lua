@@ -1,5 +1,5 @@
 ---@meta luagent.fs
--- luagent.fs: host files (src/lua_fs.c). Failures are nil, err with kind
+-- luagent.fs: host files (src/lua/lua_fs.c). Failures are nil, err with kind
 -- "not_found", "permission", "exists" or "io" and err.path.
 -- LuaLS annotations: definitions only.
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)

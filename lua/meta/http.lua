@@ -1,5 +1,5 @@
 ---@meta luagent.http
--- luagent.http: HTTP requests over libcurl (src/lua_http.c). A request
+-- luagent.http: HTTP requests over libcurl (src/lua/lua_http.c). A request
 -- yields inside a task, so many run at once. HTTP error statuses are
 -- responses, not errors: policy is the caller's. LuaLS annotations: definitions only.
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)

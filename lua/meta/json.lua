@@ -1,5 +1,5 @@
 ---@meta luagent.json
--- luagent.json: JSON exact enough for model API payloads (src/lua_json.c):
+-- luagent.json: JSON exact enough for model API payloads (src/lua/lua_json.c):
 -- integers stay integers (exact up to 2^63), decoded arrays keep an array
 -- mark so [] survives a round trip, null is json.null, keys are sorted on
 -- encoding (same table, same bytes). LuaLS annotations: definitions only.

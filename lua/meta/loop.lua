@@ -7,7 +7,7 @@
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
 
 ---low-level: recipes normally do not need this (use luagent.spawn, luagent.sleep, ...).
----luagent.loop: tasks and the scheduler (src/lua_loop.c).
+---luagent.loop: tasks and the scheduler (src/lua/lua_loop.c).
 ---@class luagent.loop
 local loop = {}
 

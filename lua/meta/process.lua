@@ -9,7 +9,7 @@
 ---low-level: recipes normally do not need this (a recipe runs its code in a
 ---sandbox; `luagent run --watch` and stdio servers start host processes).
 ---luagent.process: child processes of the host, with pipes, process groups
----and waits that yield to other tasks (src/lua_process.c).
+---and waits that yield to other tasks (src/lua/lua_process.c).
 ---@class luagent.process
 local process = {}
 

@@ -7,7 +7,7 @@
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
 
 ---low-level: recipes normally do not need this.
----luagent.sys: small facts about the host process (src/lua_sys.c).
+---luagent.sys: small facts about the host process (src/lua/lua_sys.c).
 ---@class luagent.sys
 local sys = {}
 

@@ -17,7 +17,7 @@
 ---@field symlink string?
 
 ---low-level: recipes normally do not need this (box:snapshot, box:extract).
----luagent.tar: tar files on the host, never whole in memory (src/lua_tar.c).
+---luagent.tar: tar files on the host, never whole in memory (src/lua/lua_tar.c).
 ---@class luagent.tar
 local tar = {}
 

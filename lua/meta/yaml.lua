@@ -1,5 +1,5 @@
 ---@meta luagent.yaml
--- luagent.yaml: YAML to Lua tables and back (src/lua_yaml.c). Plain scalars
+-- luagent.yaml: YAML to Lua tables and back (src/lua/lua_yaml.c). Plain scalars
 -- are typed by the YAML 1.2 core schema; quoted ones stay strings; null is
 -- nil; sequences are JSON arrays. LuaLS annotations: definitions only.
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)

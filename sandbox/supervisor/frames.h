@@ -1,5 +1,5 @@
 /* frames: what the supervisor says to the host on its stdout, in the frames
- * src/runner.h parses (see DESIGN.md, "Frames"), and the small I/O helpers
+ * src/core/supervisor_frames.h parses (see DESIGN.md, "Frames"), and the small I/O helpers
  * every mode shares. Writes are blocking and whole: a frame is never cut by
  * another one. */
 #ifndef SV_FRAMES_H

@@ -1,5 +1,5 @@
 /* kernel: the Python source of the persistent interpreter (see kernel.h);
- * the same kernel as sandbox/runner.py's, with a plain exit-code status. */
+ * a plain exit-code status. */
 #include "kernel.h"
 
 const char kernel_source[] =

@@ -1,6 +1,6 @@
 /* serve: the command server, one per session, started by a Docker exec as
  * uid 0 (`luagent-supervisor serve [UID:GID]`) with the host on its
- * stdin/stdout. It reads requests (src/supervisor_proto.h), starts each
+ * stdin/stdout. It reads requests (src/core/supervisor_proto.h), starts each
  * command under its own reaper (reaper.h), relays output as frames
  * (frames.h) and ends each command with an X frame. Everything it started is
  * killed when its stdin closes (the host went away or closed the session).

@@ -4,7 +4,7 @@
  * than the socket takes at once (queued, then written as it drains), the
  * engine ending the stream, a refused attach, nothing listening, and TLS
  * with a CA file that is not there. */
-#include "../../src/attach.h"
+#include "../../src/core/attach.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/docker.h"
+#include "../../src/core/docker_wire.h"
 #include "test.h"
 
 /* ---- pure parts ---- */

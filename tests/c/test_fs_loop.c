@@ -1,7 +1,7 @@
 /* fs and loop cores: mkdir -p, atomic write, walk order, rm -rf that does
  * not follow links; timers fire in order and wakeups interrupt a wait. */
-#include "../../src/fs.h"
-#include "../../src/loop.h"
+#include "../../src/core/fs.h"
+#include "../../src/core/loop.h"
 
 #include <limits.h>
 #include <stdlib.h>

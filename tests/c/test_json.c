@@ -1,5 +1,5 @@
 /* json: scanning for what cjson would lose, and exact writing. */
-#include "../../src/json.h"
+#include "../../src/core/json.h"
 
 #include <stdlib.h>
 

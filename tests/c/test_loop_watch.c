@@ -2,7 +2,7 @@
  * session holds one for its supervisor channel: 300 sessions, 300 watches),
  * each ready one is dispatched once per wait, and a watch stopped by another
  * watch's callback in the same dispatch is never called (it may be freed). */
-#include "../../src/loop.h"
+#include "../../src/core/loop.h"
 
 #include <poll.h>
 #include <stdlib.h>

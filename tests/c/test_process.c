@@ -1,7 +1,7 @@
 /* process core: PATH lookup, environment lookup, signal names and wait
  * statuses; a spawn with pipes and a group, seen ending through its pidfd
  * and through the SIGCHLD self-pipe. */
-#include "../../src/process.h"
+#include "../../src/core/process.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* sha256: known answers (FIPS 180-4 examples) and chunking independence. */
-#include "../../src/sha256.h"
+#include "../../src/core/sha256.h"
 
 #include <stdlib.h>
 

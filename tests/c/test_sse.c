@@ -1,5 +1,5 @@
 /* sse: the parser gives the same events whatever the chunking. */
-#include "../../src/sse.h"
+#include "../../src/core/sse.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* supervisor_proto: what the host encodes the supervisor parses back exactly,
  * whatever the chunking, and hostile bytes are refused without reading past
  * what arrived. */
-#include "../../src/supervisor_proto.h"
+#include "../../src/core/supervisor_proto.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* tar: the writer's stream parses back byte for byte in any chunking and
  * interoperates with the system tar; the reader handles ustar, GNU and PAX;
  * extraction never writes outside the destination, whatever the archive. */
-#include "../../src/tar.h"
+#include "../../src/core/tar.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/buf.h"
-#include "../../src/fs.h"
+#include "../../src/core/buf.h"
+#include "../../src/core/fs.h"
 #include "test.h"
 
 /* ---------- helpers: files ---------- */

@@ -1,5 +1,5 @@
 /* yaml: scalar typing (YAML 1.2 core schema), error positions, node positions. */
-#include "../../src/yaml.h"
+#include "../../src/core/yaml.h"
 
 #include <math.h>
 

@@ -190,4 +190,3 @@ echo $? > "$TMP/status"
 check "'meta DIR' runs luagent.cli.meta's main(args); its returned status is the exit status" sh -c "
   [ \"\$(cat $TMP/status)\" = 3 ] && [ \"\$(cat $TMP/stdout)\" = 'meta: $TMP/somewhere' ]"
 
-check "no circle among the C modules of src/ (tools/include-graph.sh)" tools/include-graph.sh src

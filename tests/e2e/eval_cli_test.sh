@@ -1,6 +1,6 @@
 # luagent eval from the command line, with no recipe really running: a bad
 # spec or command line is one error naming the file, line and key, exit 2,
-# before anything runs; Ctrl-C during an eval (a fake runner) keeps what
+# before anything runs; Ctrl-C during an eval (a fake run_job) keeps what
 # finished, starts nothing more, exits 130.
 . tests/e2e/lib.sh
 export LUAGENT_EVALS_DIR="$TMP/evals"
@@ -92,7 +92,7 @@ epochs: 3
 concurrency: 2
 YAML
 rm -rf "$TMP/evals"
-"$LUAGENT" run tests/e2e/eval_fake_runner.lua -- "$SPEC" "$TMP/evals" "$TMP/starts.log" > "$TMP/stdout" 2> "$TMP/stderr" &
+"$LUAGENT" run tests/e2e/eval_fake_run_job.lua -- "$SPEC" "$TMP/evals" "$TMP/starts.log" > "$TMP/stdout" 2> "$TMP/stderr" &
 pid=$!
 for i in $(seq 1 100); do
   [ "$(cat "$TMP"/evals/*/results.jsonl 2>/dev/null | wc -l)" -ge 3 ] && break

@@ -119,10 +119,10 @@ local function kinds_used(files, patterns)
   return used
 end
 
-t.test("every kind in src/*.c and lua/**/*.lua is in errors.KINDS", function()
+t.test("every kind in src/**/*.c and lua/**/*.lua is in errors.KINDS", function()
   local c_files, lua_files = {}, {}
-  for _, name in ipairs(assert(fs.list("src"))) do
-    if name:match("%.c$") then c_files[#c_files + 1] = "src/" .. name end
+  for _, entry in ipairs(assert(fs.walk("src"))) do
+    if entry.type == "file" and entry.path:match("%.c$") then c_files[#c_files + 1] = "src/" .. entry.path end
   end
   for _, entry in ipairs(assert(fs.walk("lua"))) do
     if entry.type == "file" and entry.path:match("%.lua$") then lua_files[#lua_files + 1] = "lua/" .. entry.path end
@@ -138,6 +138,17 @@ t.test("every kind in src/*.c and lua/**/*.lua is in errors.KINDS", function()
     t.ok(errors.KINDS[kind] ~= nil, ("%s uses the kind %q, which errors.KINDS does not have"):format(path, kind))
   end
   t.ok(count >= 10, ("found %d kinds in use"):format(count))
+end)
+
+t.test("'runner', the old name of supervisor_lost, is accepted for one release", function()
+  local err = errors.new("runner", "the sandbox supervisor is gone")
+  t.eq(err.kind, "supervisor_lost", "the value carries the new name")
+  t.ok(errors.retryable(err), "retryable, as the catalogue says")
+  local _, failed = errors.fail("runner", "gone")
+  t.eq(failed.kind, "supervisor_lost", "errors.fail too")
+  local policy = require("luagent.retry").exponential{on = {"runner"}}
+  t.ok(policy:retryable(err), "a retry policy's `on` list may name the old kind")
+  t.eq(errors.KINDS.runner, nil, "the catalogue lists the new name only")
 end)
 
 return t.done()

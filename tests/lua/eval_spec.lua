@@ -1,5 +1,5 @@
 -- luagent.eval: the spec checked before anything runs (one error naming the
--- file, line and key), and the orchestrator driven by a fake runner (the one
+-- file, line and key), and the orchestrator driven by a fake run_job (the one
 -- function that runs one run): order, concurrency, budget, checks, results.
 local t = require "helper"
 local fs, json = luagent.fs, luagent.json
@@ -193,7 +193,7 @@ t.test("variants keep the file's order on one line; without variants or inputs: 
   t.eq(assert(load("recipe: recipe.lua\ncache: refresh\n")).cache, "refresh")
 end)
 
--- ---- the orchestrator, with a fake runner ----
+-- ---- the orchestrator, with a fake run_job ----
 
 -- A spec for the orchestrator: 2 variants x 2 inputs x `epochs`.
 local function two_by_two(extra)
@@ -201,8 +201,8 @@ local function two_by_two(extra)
     .. "inputs:\n  - {input: data/a.csv}\n  - {input: data/b.csv}\n" .. (extra or "")))
 end
 
--- A fake runner: writes what a run writes, answers like luagent.run's runner.
-local function fake_runner(log, opts)
+-- A fake run_job: writes what a run writes, answers like luagent.run's run_job.
+local function fake_run_job(log, opts)
   opts = opts or {}
   local running = 0
   log.max_running = 0
@@ -237,13 +237,13 @@ local function collect(said)
   return function(line) if not line:match("^SCRIPTED RUNS") then said[#said + 1] = line end end
 end
 
-local function quiet_run(s, runner, said)
-  return assert(eval.run(s, {runner = runner, quiet = true, evals_dir = dir .. "/evals", say = collect(said)}))
+local function quiet_run(s, run_job, said)
+  return assert(eval.run(s, {run_job = run_job, quiet = true, evals_dir = dir .. "/evals", say = collect(said)}))
 end
 
 t.test("runs start epoch by epoch, input by input, variant by variant; one at a time with concurrency 1", function()
   local log, said = {}, {}
-  local report = quiet_run(two_by_two("epochs: 2\nconcurrency: 1\n"), fake_runner(log), said)
+  local report = quiet_run(two_by_two("epochs: 2\nconcurrency: 1\n"), fake_run_job(log), said)
   t.same({table.unpack(log)}, {"v1/a/1", "v2/a/1", "v1/b/1", "v2/b/1", "v1/a/2", "v2/a/2", "v1/b/2", "v2/b/2"})
   t.eq(log.max_running, 1)
   t.eq(report.status, "ok"); t.eq(#report.records, 8)
@@ -252,7 +252,7 @@ end)
 
 t.test("never more runs at once than the concurrency", function()
   local log, said = {}, {}
-  quiet_run(two_by_two("epochs: 3\nconcurrency: 3\n"), fake_runner(log, {sleep = 0.03}), said)
+  quiet_run(two_by_two("epochs: 3\nconcurrency: 3\n"), fake_run_job(log, {sleep = 0.03}), said)
   t.eq(#log, 12); t.eq(log.max_running, 3)
 end)
 
@@ -266,7 +266,7 @@ t.test("results.jsonl: one line per run with every field; final.json; summary.cs
     if run.variant == "v2" then return "yes" end
     return {passed = true, score = run.input == "a" and 1 or 0.5, note = "fine"}
   end
-  local report = quiet_run(s, fake_runner(log), said)
+  local report = quiet_run(s, fake_run_job(log), said)
   local lines = lines_of(report.results)
   t.eq(#lines, 4)
   for _, line in ipairs(lines) do
@@ -308,9 +308,9 @@ t.test("results.jsonl: one line per run with every field; final.json; summary.cs
   t.match(page, "answer of v2"); t.match(page, "check raised: ")
 end)
 
-t.test("a runner that raises is that run's failure; the eval goes on", function()
+t.test("a run_job that raises is that run's failure; the eval goes on", function()
   local log, said = {}, {}
-  local report = quiet_run(two_by_two(), fake_runner(log, {fail = function(job) return job.input == "a" end}), said)
+  local report = quiet_run(two_by_two(), fake_run_job(log, {fail = function(job) return job.input == "a" end}), said)
   t.eq(#report.records, 4)
   for _, r in ipairs(report.records) do
     if r.input == "a" then
@@ -323,7 +323,7 @@ end)
 
 t.test("the budget stops runs from starting, says so, and marks the rest skipped", function()
   local log, said = {}, {}
-  local report = quiet_run(two_by_two("epochs: 2\nconcurrency: 1\nbudget: {tokens: 250}\n"), fake_runner(log), said)
+  local report = quiet_run(two_by_two("epochs: 2\nconcurrency: 1\nbudget: {tokens: 250}\n"), fake_run_job(log), said)
   t.eq(#log, 3, "three runs of 100 tokens spend 250")
   t.eq(report.status, "budget")
   t.same(said, {"budget: the budget of 250 tokens is spent (300 used); 5 runs not started (skipped)"})
@@ -333,18 +333,18 @@ t.test("the budget stops runs from starting, says so, and marks the rest skipped
     t.eq(lines[i].status, "skipped"); t.eq(lines[i].passed, false); t.eq(lines[i].error, json.null)
     t.eq(lines[i].skipped, "not started: the budget of 250 tokens is spent (300 used)")
   end
-  local report2 = quiet_run(two_by_two("concurrency: 1\nbudget: {cost: 0.015}\n"), fake_runner({}), said)
+  local report2 = quiet_run(two_by_two("concurrency: 1\nbudget: {cost: 0.015}\n"), fake_run_job({}), said)
   t.eq(report2.records[3].status, "skipped", "v1 ($0.01) then v2 ($0.03) spend $0.015")
 end)
 
 t.test("an interrupted run (Ctrl-C) stops the eval from starting runs; what finished is kept", function()
   local log, said = {}, {}
-  local runner = fake_runner(log)
+  local run_job = fake_run_job(log)
   local n = 0
   local report = quiet_run(two_by_two("epochs: 2\nconcurrency: 1\n"), function(job)
     n = n + 1
     if n == 3 then error(luagent.errors.new("cancelled", "interrupted (Ctrl-C): the run is stopping"), 0) end
-    return runner(job)
+    return run_job(job)
   end, said)
   t.eq(report.status, "interrupted")
   t.eq(#report.records, 3)
@@ -356,7 +356,7 @@ t.test("an interrupted run (Ctrl-C) stops the eval from starting runs; what fini
   n = 0
   report = quiet_run(two_by_two("concurrency: 1\n"), function(job)
     n = n + 1
-    local r = runner(job)
+    local r = run_job(job)
     if n == 2 then r.cancelled = true end
     return r
   end, said)
@@ -365,7 +365,7 @@ end)
 
 t.test("progress lines, one per finished run, unless quiet", function()
   local said = {}
-  assert(eval.run(two_by_two("concurrency: 1\n"), {runner = fake_runner({}), evals_dir = dir .. "/evals",
+  assert(eval.run(two_by_two("concurrency: 1\n"), {run_job = fake_run_job({}), evals_dir = dir .. "/evals",
                                                      say = collect(said)}))
   t.match(said[1], "^eval %d+%-%d+%-spec%-%x+: 4 runs %(2 variants x 2 inputs x 1 epochs%), 1 at a time; ")
   t.eq(#said, 5)
@@ -382,13 +382,13 @@ t.test("the scripted driver is said once when no model is configured for the var
   s.variants[1].settings.model = {provider = "scripted"}
   t.same(eval.scripted_variants(s), {"v1"})
   local said = {}
-  assert(eval.run(s, {runner = fake_runner({}), quiet = true, evals_dir = dir .. "/evals",
+  assert(eval.run(s, {run_job = fake_run_job({}), quiet = true, evals_dir = dir .. "/evals",
                       say = function(line) said[#said + 1] = line end}))
   t.same(said, {"SCRIPTED RUNS: no model is configured for v1: the recipe's scripted driver runs those."},
     "said once, before the runs")
   s.variants[2].settings.model.provider = "scripted"
   said = {}
-  assert(eval.run(s, {runner = fake_runner({}), quiet = true, evals_dir = dir .. "/evals",
+  assert(eval.run(s, {run_job = fake_run_job({}), quiet = true, evals_dir = dir .. "/evals",
                       say = function(line) said[#said + 1] = line end}))
   t.same(said, {"SCRIPTED RUNS: no model is configured (no OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENAI_BASE_URL, "
     .. "no model.provider), so the recipe's scripted driver runs every run: the variants cannot differ."})

@@ -87,7 +87,7 @@ function t.test(name, fn)
   io.stdout:flush()
 end
 
--- Environment the runner provides; a spec that needs a missing one says so.
+-- Environment tests/run provides; a spec that needs a missing one says so.
 function t.env(name)
   local v = os.getenv(name)
   if not v or v == "" then error(("test setup: %s is not set (run the specs through tests/run)"):format(name), 2) end

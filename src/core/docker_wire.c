@@ -1,5 +1,5 @@
 /* docker: endpoint resolution and the capped exec stream (see docker.h). */
-#include "docker.h"
+#include "docker_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

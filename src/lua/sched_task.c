@@ -3,6 +3,7 @@
  * traceback), the handle's accessors, and the task-local context. The
  * scheduler proper — ready queue, waits, cancelling, task:wait() — is
  * sched.c; both share sched_internal.h.
+ *   one unit: sched.c sched_task.c
  *
  * The context is the fourth uservalue of the handle (UV_CONTEXT); a task
  * spawned while a task with a context runs gets the same value. A task

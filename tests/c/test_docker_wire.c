@@ -1,5 +1,5 @@
 /* docker core: endpoints from DOCKER_HOST, frame demultiplexing, output caps. */
-#include "../../src/docker.h"
+#include "../../src/core/docker_wire.h"
 
 #include <stdlib.h>
 

@@ -10,7 +10,7 @@
  *       engine_message; message "WHAT: Docker engine says: MSG (HTTP N)")
  *   engine_io.exec_start(opts) -> stream          (lua_exec_stream.c)
  *   engine_io.put_archive / get_archive / save_archive / read_file (lua_archive.c)
- *   engine_io.supervisor(opts) -> channel | nil, err  (lua_runner_channel.c: the
+ *   engine_io.supervisor(opts) -> channel | nil, err  (lua_supervisor_channel.c: the
  *       channel to the sandbox supervisor)
  * Engine errors of the streams come back as engine_error values. */
 #include "lua_engine_io.h"
@@ -98,7 +98,7 @@ static const luaL_Reg engine_io_functions[] = {
     {"get_archive", larchive_get},
     {"save_archive", larchive_save},
     {"read_file", larchive_read_file},
-    {"supervisor", lrunner_open},
+    {"supervisor", lchannel_open},
     {NULL, NULL},
 };
 
@@ -108,7 +108,7 @@ int luaopen_luagent_engine_io(lua_State *L) {
   lua_pop(L, 2);
   lexec_register(L);
   larchive_register(L);
-  lrunner_register(L);
+  lchannel_register(L);
   luaL_newlib(L, engine_io_functions);
   return 1;
 }

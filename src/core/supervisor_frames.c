@@ -1,22 +1,22 @@
-/* runner: parser of the supervisor's frames (see runner.h). */
-#include "runner.h"
+/* supervisor_frames: parser of the supervisor's frames (see supervisor_frames.h). */
+#include "supervisor_frames.h"
 
 #include <stdio.h>
 #include <string.h>
 
-void runner_parser_init(runner_parser *p) { memset(p, 0, sizeof *p); }
+void sv_frames_init(sv_frame_parser *p) { memset(p, 0, sizeof *p); }
 
-void runner_parser_free(runner_parser *p) {
+void sv_frames_free(sv_frame_parser *p) {
   buf_free(&p->line);
   buf_free(&p->failure);
 }
 
-static int header_line(runner_parser *p, const runner_events *ev, void *ctx) {
+static int header_line(sv_frame_parser *p, const sv_frame_events *ev, void *ctx) {
   const char *s = p->line.data;
   char kind = s[0];
   long long id = 0;
   unsigned long long n = 0;
-  runner_exit x = {0};
+  sv_exit x = {0};
   char flags[16] = "-";
   if (kind == 'R' && s[1] == ' ') {
     ev->ready(ctx, s + 2);
@@ -36,12 +36,12 @@ static int header_line(runner_parser *p, const runner_events *ev, void *ctx) {
   return 0;
 }
 
-static void payload_done(runner_parser *p, const runner_events *ev, void *ctx) {
+static void payload_done(sv_frame_parser *p, const sv_frame_events *ev, void *ctx) {
   if (p->kind == 'F') ev->failed(ctx, p->id, p->failure.data ? p->failure.data : "", p->failure.len);
   p->kind = 0;
 }
 
-int runner_parser_feed(runner_parser *p, const char *data, size_t n, const runner_events *ev, void *ctx) {
+int sv_frames_feed(sv_frame_parser *p, const char *data, size_t n, const sv_frame_events *ev, void *ctx) {
   while (n > 0) {
     if (p->kind) {
       size_t take = p->remaining < n ? p->remaining : n;

@@ -1,8 +1,8 @@
-/* lua_runner_channel: the supervisor channel of luagent.engine_io — a
+/* lua_supervisor_channel: the supervisor channel of luagent.engine_io — a
  * hijacked attach to `luagent-supervisor serve` running in a session
  * (sandbox/supervisor/DESIGN.md), which runs many commands over one
  * connection. Requests are encoded here (src/supervisor_proto.h, by
- * lua_runner_send.c), frames parsed by src/runner.h.
+ * lua_supervisor_send.c), frames parsed by src/core/supervisor_frames.h.
  *
  *   engine_io.supervisor(client:options("/exec/ID/start", {body, timeout}))
  *       -> channel | nil, err     returns once the supervisor said "R 2"
@@ -14,9 +14,9 @@
  *     Failing before the engine let the attach through, err's kind is the
  *     attach's (docker_unreachable, tls, docker, network, protocol) and its
  *     message names the engine; afterwards it is runner.
- *     channel:send(op, id, fields [, opts]) -> true | nil, err   (lua_runner_send.c)
+ *     channel:send(op, id, fields [, opts]) -> true | nil, err   (lua_supervisor_send.c)
  *     channel:wait(id [, seconds [, on_output]]) -> true (ended) | false (time
- *         passed, or output came when on_output) | nil, err (kind runner: the
+ *         passed, or output came when on_output) | nil, err (kind supervisor_lost: the
  *         supervisor is gone; kind closed: the channel was closed while this
  *         task waited)
  *     channel:take(id) -> stdout, stderr   what command id printed since the last take
@@ -29,7 +29,7 @@
  *
  * Two ways a channel stops. The supervisor may go away by itself (its
  * process died, the container stopped): the channel is *ended*, still open;
- * send and wait return nil, err of kind runner, and every result stays
+ * send and wait return nil, err of kind supervisor_lost, and every result stays
  * readable. close() *closes* the handle: the connection ends (the supervisor
  * kills everything it started), tasks waiting in wait() wake with nil, err
  * of kind closed, and then send, wait and take raise "supervisor channel is
@@ -37,7 +37,7 @@
  * returning from wait() when another closes the channel: alive() (false,
  * "closed by the host") and result(id), which gives what command id had
  * printed until then (its C buffers become a Lua table at close). */
-#include "lua_runner_channel.h"
+#include "lua_supervisor_channel.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -54,7 +54,7 @@ struct result_wait {
   loop *lp;
   long long id;
   int on_output;         /* output wakes it too */
-  runner_result *result; /* NULL once the result let go of it */
+  sv_result *result; /* NULL once the result let go of it */
 };
 
 static const char WAIT_CLASS[] = "luagent.engine_io.supervisor_wait";
@@ -65,22 +65,22 @@ static int l_channel_wait(lua_State *L);
 static int l_channel_take(lua_State *L);
 static int l_channel_result(lua_State *L);
 static int l_channel_alive(lua_State *L);
-static const luaL_Reg CHANNEL_METHODS[] = {{"send", lrunner_send},      {"wait", l_channel_wait},
+static const luaL_Reg CHANNEL_METHODS[] = {{"send", lchannel_send},      {"wait", l_channel_wait},
                                            {"take", l_channel_take},      {"result", l_channel_result},
                                            {"alive", l_channel_alive},    {NULL, NULL}};
-const luagent_handle_class RUNNER_CHANNEL = {"luagent.engine_io.supervisor", "supervisor channel", CHANNEL_METHODS,
+const luagent_handle_class SUPERVISOR_CHANNEL = {"luagent.engine_io.supervisor", "supervisor channel", CHANNEL_METHODS,
                                              channel_close, channel_tostring};
 
 /* ---- results and their waiters ---- */
 
-runner_result *lrunner_find(runner_channel *ch, long long id) {
-  for (runner_result *r = ch->results; r; r = r->next)
+sv_result *lchannel_find(sv_channel *ch, long long id) {
+  for (sv_result *r = ch->results; r; r = r->next)
     if (r->id == id) return r;
   return NULL;
 }
 
-runner_result *lrunner_add(runner_channel *ch, long long id, size_t cap, size_t err_cap) {
-  runner_result *r = calloc(1, sizeof *r);
+sv_result *lchannel_add(sv_channel *ch, long long id, size_t cap, size_t err_cap) {
+  sv_result *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->id = id;
   r->caps[DOCKER_STDOUT] = cap;
@@ -93,18 +93,18 @@ runner_result *lrunner_add(runner_channel *ch, long long id, size_t cap, size_t 
 }
 
 /* Wakes the task waiting for r, if any (it finds out why itself). */
-static void wake_waiter(runner_result *r) {
+static void wake_waiter(sv_result *r) {
   result_wait *w = r->waiter;
   if (!w) return;
   loop_timer_stop(w->lp, &w->timer);
   wait_slot_complete(&w->slot);
 }
 
-static void free_result(lua_State *L, runner_channel *ch, runner_result *r) {
+static void free_result(lua_State *L, sv_channel *ch, sv_result *r) {
   wake_waiter(r);
   if (r->waiter) r->waiter->result = NULL;
   r->waiter = NULL;
-  lrunner_sink_free(L, ch, r);
+  lchannel_sink_free(L, ch, r);
   capped_free(&r->out[DOCKER_STDOUT]);
   capped_free(&r->out[DOCKER_STDERR]);
   buf_free(&r->failure);
@@ -112,16 +112,16 @@ static void free_result(lua_State *L, runner_channel *ch, runner_result *r) {
 }
 
 /* Removes command id from the channel's list; NULL if it has none. */
-static runner_result *take_result(runner_channel *ch, long long id) {
-  runner_result **link = &ch->results;
+static sv_result *take_result(sv_channel *ch, long long id) {
+  sv_result **link = &ch->results;
   while (*link && (*link)->id != id) link = &(*link)->next;
-  runner_result *r = *link;
+  sv_result *r = *link;
   if (r) *link = r->next;
   return r;
 }
 
-void lrunner_forget(lua_State *L, runner_channel *ch, long long id) {
-  runner_result *r = take_result(ch, id);
+void lchannel_forget(lua_State *L, sv_channel *ch, long long id) {
+  sv_result *r = take_result(ch, id);
   if (r) free_result(L, ch, r);
 }
 
@@ -135,8 +135,8 @@ static void set_boolean(lua_State *L, const char *name, int v) {
   lua_setfield(L, -2, name);
 }
 
-/* Pushes the result table of r (and a pack's report, see lrunner_sink_finish). */
-static void push_result(lua_State *L, runner_channel *ch, runner_result *r) {
+/* Pushes the result table of r (and a pack's report, see lchannel_sink_finish). */
+static void push_result(lua_State *L, sv_channel *ch, sv_result *r) {
   int truncated = 0;
   lua_createtable(L, 0, 14);
   lengine_set_output(L, &r->out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
@@ -157,7 +157,7 @@ static void push_result(lua_State *L, runner_channel *ch, runner_result *r) {
     lua_pushlstring(L, r->failure.data, r->failure.len);
     lua_setfield(L, -2, "failure");
   }
-  lrunner_sink_finish(L, ch, r);
+  lchannel_sink_finish(L, ch, r);
 }
 
 static void wait_timer(loop_timer *t) {
@@ -184,60 +184,60 @@ static int wait_gc(lua_State *L) {
 
 /* ---- what the supervisor says ---- */
 
-static void on_runner_ready(void *ctx, const char *version) {
-  runner_channel *ch = ctx;
+static void on_frame_ready(void *ctx, const char *version) {
+  sv_channel *ch = ctx;
   snprintf(ch->version, sizeof ch->version, "%s", version);
   ch->ready = 1;
   wait_slot_complete(&ch->ready_slot);
 }
 
-static void on_runner_output(void *ctx, long long id, int stream, const char *data, size_t n) {
-  runner_channel *ch = ctx;
-  runner_result *r = lrunner_find(ch, id);
+static void on_frame_output(void *ctx, long long id, int stream, const char *data, size_t n) {
+  sv_channel *ch = ctx;
+  sv_result *r = lchannel_find(ch, id);
   if (!r) return;
   if (stream == DOCKER_STDOUT && r->sink) {
-    lrunner_sink_feed(ch, r, data, n);
+    lchannel_sink_feed(ch, r, data, n);
     return;
   }
   capped_write(&r->out[stream], data, n);
   if (r->waiter && r->waiter->on_output) wake_waiter(r);
 }
 
-static void on_runner_failed(void *ctx, long long id, const char *data, size_t n) {
-  runner_result *r = lrunner_find(ctx, id);
+static void on_frame_failed(void *ctx, long long id, const char *data, size_t n) {
+  sv_result *r = lchannel_find(ctx, id);
   if (r) buf_append(&r->failure, data, n);
 }
 
-static void on_runner_exited(void *ctx, long long id, const runner_exit *x) {
-  runner_result *r = lrunner_find(ctx, id);
+static void on_sv_exited(void *ctx, long long id, const sv_exit *x) {
+  sv_result *r = lchannel_find(ctx, id);
   if (!r) return;
   r->done = 1;
   r->exit = *x;
   wake_waiter(r);
 }
 
-static const runner_events RUNNER_EVENTS = {on_runner_ready, on_runner_output, on_runner_failed,
-                                            on_runner_exited};
+static const sv_frame_events FRAME_EVENTS = {on_frame_ready, on_frame_output, on_frame_failed,
+                                            on_sv_exited};
 
 /* The connection is over: every waiter wakes and finds out why. */
-static void channel_ended(runner_channel *ch, const char *why) {
+static void channel_ended(sv_channel *ch, const char *why) {
   if (ch->ended) return;
   ch->ended = 1;
   snprintf(ch->reason, sizeof ch->reason, "%s", why ? why : "its stream ended");
   loop_timer_stop(ch->lp, &ch->ready_timer);
   wait_slot_complete(&ch->ready_slot);
-  for (runner_result *r = ch->results; r; r = r->next) wake_waiter(r);
+  for (sv_result *r = ch->results; r; r = r->next) wake_waiter(r);
 }
 
 static void attach_open(void *ctx) {
-  runner_channel *ch = ctx;
+  sv_channel *ch = ctx;
   ch->attached = 1;
 }
 
 static int attach_data(void *ctx, int stream, const char *data, size_t n) {
-  runner_channel *ch = ctx;
+  sv_channel *ch = ctx;
   if (stream == DOCKER_STDERR) return capped_write(&ch->diagnostics, data, n);
-  if (runner_parser_feed(&ch->parser, data, n, &RUNNER_EVENTS, ch) != 0) {
+  if (sv_frames_feed(&ch->parser, data, n, &FRAME_EVENTS, ch) != 0) {
     char why[300];
     snprintf(why, sizeof why, "it said something outside its protocol: %.200s",
              ch->parser.line.data ? ch->parser.line.data : "");
@@ -248,26 +248,26 @@ static int attach_data(void *ctx, int stream, const char *data, size_t n) {
 }
 
 static void attach_close(void *ctx, const char *kind, const char *why) {
-  runner_channel *ch = ctx;
+  sv_channel *ch = ctx;
   if (kind && !ch->attached) snprintf(ch->open_error, sizeof ch->open_error, "%s", kind);
   channel_ended(ch, why);
 }
 
 static const attach_callbacks ATTACH_CALLBACKS = {attach_open, attach_data, attach_close};
 
-int lrunner_failure(lua_State *L, runner_channel *ch) {
+int lchannel_failure(lua_State *L, sv_channel *ch) {
   buf diag = BUF_INIT;
   capped_result(&ch->diagnostics, &diag);
   const char *tail = diag.len > 400 ? diag.data + diag.len - 400 : diag.data;
   lua_pushlstring(L, tail ? tail : "", diag.len > 400 ? 400 : diag.len);
   buf_free(&diag);
-  luagent_fail(L, "runner", "the sandbox supervisor is gone: %s%s%s", ch->reason,
+  luagent_fail(L, "supervisor_lost", "the sandbox supervisor is gone: %s%s%s", ch->reason,
                lua_rawlen(L, -1) ? "; it said: " : "", lua_tostring(L, -1));
   lua_remove(L, -3);
   return 2;
 }
 
-int lrunner_write(runner_channel *ch, const buf *request) {
+int lchannel_write(sv_channel *ch, const buf *request) {
   return docker_attach_write(ch->attach, request->data, request->len);
 }
 
@@ -276,7 +276,7 @@ int lrunner_write(runner_channel *ch, const buf *request) {
 /* Idempotent; never waits. Ends the connection, wakes every waiter, and
  * keeps what the commands printed as Lua tables for result(id). */
 static int channel_close(lua_State *L) {
-  runner_channel *ch = luagent_check_handle(L, 1, &RUNNER_CHANNEL);
+  sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
   if (ch->handle.closed) return 0;
   ch->handle.closed = 1;
   docker_attach_free(ch->attach);
@@ -284,41 +284,41 @@ static int channel_close(lua_State *L) {
   channel_ended(ch, "closed by the host");
   lua_newtable(L);
   while (ch->results) {
-    runner_result *r = ch->results;
+    sv_result *r = ch->results;
     ch->results = r->next;
     push_result(L, ch, r);
     lua_rawseti(L, -2, (lua_Integer)r->id);
     free_result(L, ch, r);
   }
-  lua_setiuservalue(L, 1, RUNNER_UV_CLOSED);
-  runner_parser_free(&ch->parser);
+  lua_setiuservalue(L, 1, CHANNEL_UV_CLOSED);
+  sv_frames_free(&ch->parser);
   capped_free(&ch->diagnostics);
   return 0;
 }
 
 static int channel_tostring(lua_State *L) {
-  runner_channel *ch = luagent_check_handle(L, 1, &RUNNER_CHANNEL);
-  lua_pushfstring(L, "%s (%s)", RUNNER_CHANNEL.what, ch->handle.closed ? "closed" : ch->ended ? "ended" : "open");
+  sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
+  lua_pushfstring(L, "%s (%s)", SUPERVISOR_CHANNEL.what, ch->handle.closed ? "closed" : ch->ended ? "ended" : "open");
   return 1;
 }
 
 static void ready_timeout(loop_timer *t) {
-  runner_channel *ch = (runner_channel *)((char *)t - offsetof(runner_channel, ready_timer));
+  sv_channel *ch = (sv_channel *)((char *)t - offsetof(sv_channel, ready_timer));
   if (!ch->ready) channel_ended(ch, "it did not say it was ready in time");
 }
 
-static int runner_ready_k(lua_State *L, int status, lua_KContext ctx) {
+static int channel_ready_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
-  runner_channel *ch = (runner_channel *)ctx;
+  sv_channel *ch = (sv_channel *)ctx;
   luagent_check_cancelled(L, &ch->ready_slot);
-  luagent_check_open(L, 2, &RUNNER_CHANNEL);
+  luagent_check_open(L, 2, &SUPERVISOR_CHANNEL);
   loop_timer_stop(ch->lp, &ch->ready_timer);
   if (!ch->ready && ch->open_error[0])
     return luagent_fail(L, ch->open_error, "cannot open the channel to the sandbox supervisor: %s", ch->reason);
-  if (!ch->ready) return lrunner_failure(L, ch);
-  if (strcmp(ch->version, RUNNER_PROTOCOL) != 0)
+  if (!ch->ready) return lchannel_failure(L, ch);
+  if (strcmp(ch->version, SV_PROTOCOL_VERSION) != 0)
     return luagent_fail(L, "protocol", "the sandbox supervisor speaks protocol %s, this luagent speaks %s",
-                        ch->version, RUNNER_PROTOCOL);
+                        ch->version, SV_PROTOCOL_VERSION);
   lua_settop(L, 2);
   return 1;
 }
@@ -341,55 +341,55 @@ static attach_target read_target(lua_State *L) {
 }
 
 /* engine_io.supervisor(opts) -> channel | nil, err */
-int lrunner_open(lua_State *L) {
+int lchannel_open(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   const char *body = opt_string(L, 1, "body", "{\"Detach\":false,\"Tty\":false}", NULL);
   attach_target target = read_target(L);
   int made_url = lua_gettop(L) > 1;
-  runner_channel *ch = luagent_new_handle(L, &RUNNER_CHANNEL, sizeof *ch, RUNNER_UV_COUNT);
+  sv_channel *ch = luagent_new_handle(L, &SUPERVISOR_CHANNEL, sizeof *ch, CHANNEL_UV_COUNT);
   ch->lp = host_of(L)->loop;
-  runner_parser_init(&ch->parser);
+  sv_frames_init(&ch->parser);
   capped_init(&ch->diagnostics, 65536);
   wait_slot_init(&ch->ready_slot, NULL);
   loop_timer_init(&ch->ready_timer, ready_timeout);
   lua_newtable(L); /* the pack sinks' handles, by id */
-  lua_setiuservalue(L, -2, RUNNER_UV_SINKS);
+  lua_setiuservalue(L, -2, CHANNEL_UV_SINKS);
   char err[512];
   ch->attach = docker_attach_start(ch->lp, &target, body, &ATTACH_CALLBACKS, ch, err, sizeof err);
   if (made_url) lua_remove(L, 2); /* the channel is at 2 */
   if (!ch->attach) return luagent_fail(L, "config", "%s", err);
   loop_timer_start(ch->lp, &ch->ready_timer, opt_number(L, 1, "timeout", 15));
-  return host_await(L, &ch->ready_slot, (lua_KContext)ch, runner_ready_k);
+  return host_await(L, &ch->ready_slot, (lua_KContext)ch, channel_ready_k);
 }
 
 static int channel_wait_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   result_wait *w = (result_wait *)ctx;
-  runner_result *r = w->result;
+  sv_result *r = w->result;
   wait_finish(w);
   luagent_check_cancelled(L, &w->slot);
-  runner_channel *ch = luagent_check_handle(L, 1, &RUNNER_CHANNEL);
+  sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
   if (ch->handle.closed)
     return luagent_fail(L, "closed", "the supervisor channel was closed while waiting for command %lld", w->id);
   if (r && r->done) {
     lua_pushboolean(L, 1);
     return 1;
   }
-  if (ch->ended) return lrunner_failure(L, ch);
+  if (ch->ended) return lchannel_failure(L, ch);
   lua_pushboolean(L, 0);
   return 1;
 }
 
-static int has_output(const runner_result *r) {
+static int has_output(const sv_result *r) {
   return r->out[DOCKER_STDOUT].total > 0 || r->out[DOCKER_STDERR].total > 0;
 }
 
 /* channel:wait(id [, seconds [, on_output]]) -> true | false | nil, err */
 static int l_channel_wait(lua_State *L) {
-  runner_channel *ch = luagent_check_open(L, 1, &RUNNER_CHANNEL);
+  sv_channel *ch = luagent_check_open(L, 1, &SUPERVISOR_CHANNEL);
   long long id = luaL_checkinteger(L, 2);
-  runner_result *r = lrunner_find(ch, id);
+  sv_result *r = lchannel_find(ch, id);
   lua_Number seconds = luaL_optnumber(L, 3, -1);
   int on_output = lua_toboolean(L, 4);
   luaL_argcheck(L, r != NULL, 2, "no command with this id was sent");
@@ -412,8 +412,8 @@ static int l_channel_wait(lua_State *L) {
 
 /* channel:take(id) -> stdout, stderr: the output since the last take. */
 static int l_channel_take(lua_State *L) {
-  runner_channel *ch = luagent_check_open(L, 1, &RUNNER_CHANNEL);
-  runner_result *r = lrunner_find(ch, luaL_checkinteger(L, 2));
+  sv_channel *ch = luagent_check_open(L, 1, &SUPERVISOR_CHANNEL);
+  sv_result *r = lchannel_find(ch, luaL_checkinteger(L, 2));
   luaL_argcheck(L, r != NULL, 2, "no command with this id was sent");
   for (int s = DOCKER_STDOUT; s <= DOCKER_STDERR; s++) {
     buf out = BUF_INIT;
@@ -429,16 +429,16 @@ static int l_channel_take(lua_State *L) {
 
 /* channel:result(id) -> {...}; forgets the id. Also after close. */
 static int l_channel_result(lua_State *L) {
-  runner_channel *ch = luagent_check_handle(L, 1, &RUNNER_CHANNEL);
+  sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
   long long id = luaL_checkinteger(L, 2);
   if (ch->handle.closed) {
-    lua_getiuservalue(L, 1, RUNNER_UV_CLOSED);
+    lua_getiuservalue(L, 1, CHANNEL_UV_CLOSED);
     luaL_argcheck(L, lua_rawgeti(L, -1, (lua_Integer)id) != LUA_TNIL, 2, "no command with this id was sent");
     lua_pushnil(L);
     lua_rawseti(L, -3, (lua_Integer)id);
     return 1;
   }
-  runner_result *r = lrunner_find(ch, id);
+  sv_result *r = lchannel_find(ch, id);
   luaL_argcheck(L, r != NULL, 2, "no command with this id was sent");
   push_result(L, ch, r);
   free_result(L, ch, take_result(ch, id));
@@ -447,15 +447,15 @@ static int l_channel_result(lua_State *L) {
 
 /* channel:alive() -> true | false, reason. Also after close. */
 static int l_channel_alive(lua_State *L) {
-  runner_channel *ch = luagent_check_handle(L, 1, &RUNNER_CHANNEL);
+  sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
   lua_pushboolean(L, !ch->ended);
   if (!ch->ended) return 1;
   lua_pushstring(L, ch->reason);
   return 2;
 }
 
-void lrunner_register(lua_State *L) {
+void lchannel_register(lua_State *L) {
   static const luaL_Reg wait_methods[] = {{"__gc", wait_gc}, {NULL, NULL}};
-  luagent_register_handle(L, &RUNNER_CHANNEL);
+  luagent_register_handle(L, &SUPERVISOR_CHANNEL);
   luagent_new_class(L, WAIT_CLASS, wait_methods);
 }

@@ -3,15 +3,15 @@
  *   lua_engine_io.c       the module table, endpoint, engine errors
  *   lua_exec_stream.c     exec_start and the exec stream handle
  *   lua_archive.c         put_archive, get_archive, save_archive, read_file
- *   lua_runner_channel.c  supervisor and the supervisor channel handle
- *   lua_runner_send.c     the channel's requests and a pack's sinks
+ *   lua_supervisor_channel.c  supervisor and the supervisor channel handle
+ *   lua_supervisor_send.c     the channel's requests and a pack's sinks
  * The engine client itself (JSON calls, versions) is lua/luagent/engine.lua. */
 #ifndef LUAGENT_LUA_ENGINE_IO_H
 #define LUAGENT_LUA_ENGINE_IO_H
 
 #include <lua.h>
 
-#include "docker.h"
+#include "docker_wire.h"
 #include "http.h"
 
 /* Pushes the error for an engine answer with an error status: kind
@@ -36,7 +36,7 @@ int larchive_get(lua_State *L);
 int larchive_save(lua_State *L);
 int larchive_read_file(lua_State *L);
 void larchive_register(lua_State *L);
-int lrunner_open(lua_State *L);
-void lrunner_register(lua_State *L);
+int lchannel_open(lua_State *L);
+void lchannel_register(lua_State *L);
 
 #endif

@@ -1,6 +1,8 @@
 /* sched: tasks and waits (see sched.h for the contract). Spawning, the
  * task body and the task-local context are sched_task.c; the records both
- * use are sched_internal.h.
+ * use are sched_internal.h. The two files call each other on purpose: they
+ * are one unit, split to keep each short (tools/symbol-cycles.lua reads this):
+ *   one unit: sched.c sched_task.c
  *
  * A task is a coroutine whose body runs under a yieldable pcall, so an error
  * unwinds inside the task (its <close> handlers may still do cooperative

@@ -1,6 +1,6 @@
-/* lua_runner_send: requests to the sandbox supervisor from Lua tables, encoded
+/* lua_supervisor_send: requests to the sandbox supervisor from Lua tables, encoded
  * by src/supervisor_proto.c, and the sinks a pack's tar stream goes into
- * (part of the supervisor channel, see lua_runner_channel.c).
+ * (part of the supervisor channel, see lua_supervisor_channel.c).
  *
  *   channel:send(op, id, fields [, opts]) -> true | nil, err
  *     op "run" | "spawn": fields {argv = {...}, env = {"NAME=value", ...}, cwd,
@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua_runner_channel.h"
+#include "lua_supervisor_channel.h"
 #include "supervisor_proto.h"
 
 #define PACK_STDERR_CAP (8u << 20) /* the left-out lines of a pack */
@@ -143,17 +143,17 @@ static int encode(lua_State *L, buf *out, const char *op, long long id, int fiel
 
 /* ---- pack sinks ---- */
 
-static void sink_fail(runner_channel *ch, runner_result *r, const char *why) {
+static void sink_fail(sv_channel *ch, sv_result *r, const char *why) {
   pack_sink *s = r->sink;
   if (s->failed) return;
   s->failed = 1;
   snprintf(s->error, sizeof s->error, "%s", why);
   buf kill = BUF_INIT;
-  if (sv_encode_kill(&kill, r->id) == 0) lrunner_write(ch, &kill); /* stop the stream at once */
+  if (sv_encode_kill(&kill, r->id) == 0) lchannel_write(ch, &kill); /* stop the stream at once */
   buf_free(&kill);
 }
 
-void lrunner_sink_feed(runner_channel *ch, runner_result *r, const char *data, size_t n) {
+void lchannel_sink_feed(sv_channel *ch, sv_result *r, const char *data, size_t n) {
   pack_sink *s = r->sink;
   if (s->failed) return;
   s->streamed += (long long)n;
@@ -174,7 +174,7 @@ static void set_sink_error(lua_State *L, const char *why) {
   lua_setfield(L, -2, "sink_error");
 }
 
-void lrunner_sink_finish(lua_State *L, runner_channel *ch, runner_result *r) {
+void lchannel_sink_finish(lua_State *L, sv_channel *ch, sv_result *r) {
   (void)ch;
   pack_sink *s = r->sink;
   if (!s) return;
@@ -203,13 +203,13 @@ void lrunner_sink_finish(lua_State *L, runner_channel *ch, runner_result *r) {
   s->failed = 1; /* finished: feed nothing more */
 }
 
-void lrunner_sink_free(lua_State *L, runner_channel *ch, runner_result *r) {
+void lchannel_sink_free(lua_State *L, sv_channel *ch, sv_result *r) {
   (void)ch;
   pack_sink *s = r->sink;
   if (!s) return;
   if (s->extract) {
     ltar_extract_close(s->extract);
-    lua_getiuservalue(L, 1, RUNNER_UV_SINKS);
+    lua_getiuservalue(L, 1, CHANNEL_UV_SINKS);
     lua_pushnil(L);
     lua_rawseti(L, -2, (lua_Integer)r->id);
     lua_pop(L, 1);
@@ -240,7 +240,7 @@ static int sink_spec(lua_State *L, int opts) {
 /* Makes the sink of kind (1 extract, 2 save) from the spec on top, for
  * result r (the channel at index 1); pops the spec. 0, or pushes nil, err
  * and returns 2. */
-static int make_sink(lua_State *L, runner_result *r, int kind) {
+static int make_sink(lua_State *L, sv_result *r, int kind) {
   int spec = lua_gettop(L);
   pack_sink *s = calloc(1, sizeof *s);
   if (!s) return luaL_error(L, "out of memory");
@@ -250,7 +250,7 @@ static int make_sink(lua_State *L, runner_result *r, int kind) {
   if (kind == 1) {
     s->extract = ltar_extract_new(L, opt_string(L, spec, "dest", NULL, NULL), spec);
     if (!s->extract) return 2;
-    lua_getiuservalue(L, 1, RUNNER_UV_SINKS);
+    lua_getiuservalue(L, 1, CHANNEL_UV_SINKS);
     lua_pushvalue(L, -2);
     lua_rawseti(L, -2, (lua_Integer)r->id);
     lua_pop(L, 2);
@@ -262,8 +262,8 @@ static int make_sink(lua_State *L, runner_result *r, int kind) {
 }
 
 /* channel:send(op, id, fields [, opts]) -> true | nil, err */
-int lrunner_send(lua_State *L) {
-  runner_channel *ch = luagent_check_open(L, 1, &RUNNER_CHANNEL);
+int lchannel_send(lua_State *L) {
+  sv_channel *ch = luagent_check_open(L, 1, &SUPERVISOR_CHANNEL);
   const char *op = luaL_checkstring(L, 2);
   long long id = luaL_checkinteger(L, 3);
   luaL_argcheck(L, id > 0, 3, "ids are integers > 0");
@@ -275,10 +275,10 @@ int lrunner_send(lua_State *L) {
   luaL_checktype(L, 4, LUA_TTABLE);
   int opts = lua_istable(L, 5) ? 5 : 0;
   size_t cap = (size_t)(opts ? opt_integer(L, opts, "max_output", 1 << 20) : 1 << 20);
-  if (ch->ended) return lrunner_failure(L, ch);
+  if (ch->ended) return lchannel_failure(L, ch);
   int pack = strcmp(op, "pack") == 0;
   int registers = strcmp(op, "kill") != 0 && strcmp(op, "signal") != 0;
-  if (registers && lrunner_find(ch, id)) return luaL_argerror(L, 3, "a command with this id was already sent");
+  if (registers && lchannel_find(ch, id)) return luaL_argerror(L, 3, "a command with this id was already sent");
   int sink = pack ? sink_spec(L, opts) : 0;
   buf request = BUF_INIT;
   int rc = encode(L, &request, op, id, 4); /* raises before anything is allocated */
@@ -288,20 +288,20 @@ int lrunner_send(lua_State *L) {
                         "130 MiB in all, 4096 fields)", op);
   }
   if (registers) {
-    runner_result *r = lrunner_add(ch, id, cap, pack ? PACK_STDERR_CAP : cap);
+    sv_result *r = lchannel_add(ch, id, cap, pack ? PACK_STDERR_CAP : cap);
     int n = !r ? -1 : sink ? make_sink(L, r, sink) : 0;
     if (n != 0) {
       buf_free(&request);
       if (n < 0) return luaL_error(L, "out of memory");
-      lrunner_forget(L, ch, id);
+      lchannel_forget(L, ch, id);
       return n;
     }
   }
-  rc = lrunner_write(ch, &request);
+  rc = lchannel_write(ch, &request);
   buf_free(&request);
   if (rc != 0) {
-    if (registers) lrunner_forget(L, ch, id);
-    return lrunner_failure(L, ch);
+    if (registers) lchannel_forget(L, ch, id);
+    return lchannel_failure(L, ch);
   }
   lua_pushboolean(L, 1);
   return 1;

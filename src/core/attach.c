@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "docker.h"
+#include "docker_wire.h"
 #include "http.h"
 
 #define MAX_HEAD 16384

@@ -11,7 +11,7 @@
  * The tag is one byte saying what the field is (SV_TAG_*); fields of one tag
  * may repeat (argv, env) and keep their order.
  *
- * The answers (R, O, E, F, X frames) are parsed by src/runner.h. */
+ * The answers (R, O, E, F, X frames) are parsed by src/core/supervisor_frames.h. */
 #ifndef LUAGENT_SUPERVISOR_PROTO_H
 #define LUAGENT_SUPERVISOR_PROTO_H
 
