@@ -19,7 +19,7 @@ int luaopen_luagent_json(lua_State *L);
 int luaopen_luagent_yaml(lua_State *L);
 int luaopen_luagent_fs(lua_State *L);
 int luaopen_luagent_sys(lua_State *L);
-int luaopen_luagent_engine_io(lua_State *L);
+int luaopen_luagent_engine_stream(lua_State *L);
 int luaopen_luagent_tar(lua_State *L);
 int luaopen_luagent_errors_core(lua_State *L);
 int luaopen_luagent_process(lua_State *L);
@@ -28,7 +28,7 @@ static const luaL_Reg C_MODULES[] = {
     {"luagent.loop", luaopen_luagent_loop}, {"luagent.http", luaopen_luagent_http},
     {"luagent.json", luaopen_luagent_json}, {"luagent.yaml", luaopen_luagent_yaml},
     {"luagent.fs", luaopen_luagent_fs},     {"luagent.sys", luaopen_luagent_sys},
-    {"luagent.engine_io", luaopen_luagent_engine_io}, {"luagent.tar", luaopen_luagent_tar},
+    {"luagent.engine_stream", luaopen_luagent_engine_stream}, {"luagent.tar", luaopen_luagent_tar},
     {"luagent.errors.core", luaopen_luagent_errors_core}, {"luagent.process", luaopen_luagent_process},
     {NULL, NULL}};
 

@@ -7,8 +7,8 @@ local json = require "luagent.json"
 local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 local tar = require "luagent.tar"
-local engine = require "luagent.engine"
-local engine_io = require "luagent.engine_io"
+local engine = require "luagent.engine_client"
+local engine_stream = require "luagent.engine_stream"
 local errors = require "luagent.errors"
 
 local image = {}
@@ -137,7 +137,7 @@ function image.copy(from, to, ref)
   if not dir then return nil, errors.from(err) end
   local file = dir .. "/image.tar"
   local bytes
-  bytes, err = engine_io.save_archive(from:options("/images/" .. ref .. "/get", {path = file, timeout = 3600}))
+  bytes, err = engine_stream.save_archive(from:options("/images/" .. ref .. "/get", {path = file, timeout = 3600}))
   local ok = bytes ~= nil
   if ok then
     ok, err = stream_progress(to:options("/images/load?quiet=1", {method = "POST", body_file = file, timeout = 3600,

@@ -26,11 +26,15 @@ local luagent = {
 local OF_RUN = {settings = true, args = true, recipe = true, recipe_dir = true}
 
 local LAZY = {
-  http = true, json = true, yaml = true, fs = true, sys = true, engine_io = true, engine = true, tar = true,
+  http = true, json = true, yaml = true, fs = true, sys = true, engine_stream = true, engine_client = true, tar = true,
   errors = true,
   retry = true, model = true, sandbox = true, agent = true, tools = true, trace = true,
   manifest = true, outputs = true, events = true, dates = true,
 }
+
+-- The old names of two modules, for one release.
+package.preload["luagent.engine"] = function() return require "luagent.engine_client" end
+package.preload["luagent.engine_io"] = function() return require "luagent.engine_stream" end
 
 -- Functions loaded on first use too, from the module that has them.
 local LAZY_FUNCTIONS = {wait_all = "luagent.tasks", map = "luagent.tasks", merge = "luagent.config"}

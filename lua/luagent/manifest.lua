@@ -6,7 +6,7 @@
 --     ["input/lib"]                 = m.dir("lib", {exclude = {"*.pyc", "__pycache__"}}),
 --     ["notes/task.md"]             = m.text("Find the anomaly."),
 --   }
---   local entries, err = m.entries(files)   -- tar entries for luagent.engine_io.put_archive
+--   local entries, err = m.entries(files)   -- tar entries for luagent.engine_stream.put_archive
 --
 -- Keys are workspace paths (relative, or absolute under /workspace). Every host
 -- path is checked before anything starts: a missing file fails naming its key.

@@ -20,8 +20,8 @@
 --   box:python("len(df)")                          -- {stdout = "8760\n", ...}
 --
 -- This module is the part recipes see: it checks options, builds one session
--- spec and hands it to the backend (luagent.sandbox.docker, a Docker engine:
--- luagent.sandbox.engines picks which of the `engines`), and checks the
+-- spec and hands it to the backend (luagent.sandbox.docker_backend, a Docker engine:
+-- luagent.sandbox.engine_set picks which of the `engines`), and checks the
 -- arguments of the box's methods. Leftovers of crashed runs:
 -- luagent.sandbox.leftovers. Warm pools: luagent.sandbox.pool.
 -- A box opened with save = {from, to, required} mirrors its outputs home
@@ -55,11 +55,11 @@ local secrets = require "luagent.secrets"
 local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 local events = require "luagent.events"
-local backend = require "luagent.sandbox.docker"
+local backend = require "luagent.sandbox.docker_backend"
 local leftovers = require "luagent.sandbox.leftovers"
 local pools = require "luagent.sandbox.pool"
 local mirrors = require "luagent.sandbox.mirror"
-local engines = require "luagent.sandbox.engines"
+local engines = require "luagent.sandbox.engine_set"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 

@@ -9,7 +9,7 @@
 ---The luagent global: tasks, settings, the run's folder, and the recipe API
 ---modules, each loaded on first use (`luagent.sandbox`, `luagent.model`, ...;
 ---`require "luagent.sandbox"` gives the same table).
----Low-level modules (luagent.sys, .tar, .engine, .engine_io, .loop, .events,
+---Low-level modules (luagent.sys, .tar, .engine, .engine_stream, .loop, .events,
 ---.manifest, .dates, .run, .process) are not listed here: each has its own
 ---file (sys.lua, tar.lua, ...), marked low-level.
 ---`settings`, `args`, `recipe`, `recipe_dir`, `config`, `at_exit`, `run_id`

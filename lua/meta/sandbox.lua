@@ -72,7 +72,7 @@
 ---@field max_extract_entries? integer entries extract may write (default 20000)
 ---@field engine_grace? number seconds bringing outputs home (save, extract, snapshot) waits for a Docker engine that
 ---went away, default 30; commands never wait (they fail at once with kind docker_unreachable)
----@field engine? luagent.engine.Client a Docker engine client to use
+---@field engine? luagent.engine_client.Client a Docker engine client to use
 ---@field docker_host? string an engine address (else DOCKER_HOST or the local socket)
 ---@field engines? (string|luagent.SandboxEngine)[]|string the Docker engines sessions are spread over
 ---("unix:///var/run/docker.sock#8", "tcp://HOST:2376#4", or one string of them separated by commas; else
@@ -226,7 +226,7 @@ function sandbox.pool(opts) end
 function sandbox.close_all() end
 
 ---Every luagent sandbox the engine knows, oldest first.
----@param client luagent.engine.Client
+---@param client luagent.engine_client.Client
 ---@return luagent.SandboxInfo[]? list
 ---@return luagent.Error? err
 function sandbox.list(client) end
@@ -237,7 +237,7 @@ function sandbox.list(client) end
 ---`say`, default stderr); one whose outputs could not be rescued (or, with
 ---all, whose run still goes) is removed only when `confirm(info, why)` says
 ---so, else kept. Returns what it removed and what it kept.
----@param client luagent.engine.Client
+---@param client luagent.engine_client.Client
 ---@param opts? {all?: boolean, confirm?: fun(info: luagent.SandboxInfo, why: string): boolean, say?: fun(line: string)}
 ---@return luagent.SandboxInfo[]? removed
 ---@return luagent.SandboxInfo[]|luagent.Error kept_or_err
@@ -251,8 +251,8 @@ function sandbox.owner_alive(labels) end
 ---A Docker engine client sessions use: opts.engine, else the first engine
 ---that answers of opts.docker_host, opts.engines (sandbox.defaults.engines,
 ---LUAGENT_ENGINES), else the default one (one client per engine, made once).
----@param opts? {engine?: luagent.engine.Client, docker_host?: string, engines?: (string|luagent.SandboxEngine)[]|string}
----@return luagent.engine.Client? client
+---@param opts? {engine?: luagent.engine_client.Client, docker_host?: string, engines?: (string|luagent.SandboxEngine)[]|string}
+---@return luagent.engine_client.Client? client
 ---@return luagent.Error? err
 function sandbox.engine(opts) end
 

@@ -7,9 +7,9 @@
  *     the middle is counted and replaced by a marker, so host memory stays
  *     bounded whatever the command prints;
  *   - the engine's own words in an error response body, read in this one
- *     place for every layer (the C streams and lua/luagent/engine.lua).
- * The Lua binding (lua_engine_io.c and its parts) drives the requests;
- * policies live in lua/luagent/engine.lua and sandbox.lua. */
+ *     place for every layer (the C streams and lua/luagent/engine_client.lua).
+ * The Lua binding (lua_engine_stream.c and its parts) drives the requests;
+ * policies live in lua/luagent/engine_client.lua and sandbox.lua. */
 #ifndef LUAGENT_DOCKER_H
 #define LUAGENT_DOCKER_H
 

@@ -1,13 +1,13 @@
-/* lua_archive: the archive endpoints of luagent.engine_io — files in and out
+/* lua_archive: the archive endpoints of luagent.engine_stream — files in and out
  * of a container as tar streams, never whole in memory.
  *
- *   engine_io.put_archive(opts) -> true | nil, err   opts.entries (see luagent.tar),
+ *   engine_stream.put_archive(opts) -> true | nil, err   opts.entries (see luagent.tar),
  *       opts.uid/gid own the files; streamed with an exact Content-Length
- *   engine_io.get_archive(opts) -> report | nil, err  extracts safely into opts.dest
+ *   engine_stream.get_archive(opts) -> report | nil, err  extracts safely into opts.dest
  *       (opts.strip, max_bytes, max_entries as in tar.extract)
- *   engine_io.save_archive(opts) -> bytes | nil, err  the raw tar into opts.path
+ *   engine_stream.save_archive(opts) -> bytes | nil, err  the raw tar into opts.path
  *       (at most opts.max_bytes; written to a temporary file, then renamed)
- *   engine_io.read_file(opts) -> content | nil, err   the first file of the archive,
+ *   engine_stream.read_file(opts) -> content | nil, err   the first file of the archive,
  *       at most opts.max_bytes
  *
  * Each call is a job: a handle (class "archive job") owning the transfer
@@ -19,7 +19,7 @@
 #include <lauxlib.h>
 
 #include "file_sink.h"
-#include "lua_engine_io.h"
+#include "lua_engine_stream.h"
 #include "lua_http.h"
 #include "lua_tar.h"
 #include "lua_util.h"
@@ -60,7 +60,7 @@ typedef struct read_job {
 static int job_close(lua_State *L);
 static int job_tostring(lua_State *L);
 static const luaL_Reg NO_METHODS[] = {{NULL, NULL}};
-static const luagent_handle_class JOB = {"luagent.engine_io.archive_job", "archive job", NO_METHODS, job_close,
+static const luagent_handle_class JOB = {"luagent.engine_stream.archive_job", "archive job", NO_METHODS, job_close,
                                          job_tostring};
 
 static void close_job(archive_job *j) {
@@ -134,7 +134,7 @@ static int put_finish(lua_State *L, http_xfer *x, lhttp_owner *owner) {
   return finished(&j->job, 1);
 }
 
-/* engine_io.put_archive(opts) -> true | nil, err */
+/* engine_stream.put_archive(opts) -> true | nil, err */
 int larchive_put(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -176,7 +176,7 @@ static int get_finish(lua_State *L, http_xfer *x, lhttp_owner *owner) {
   return finished(&j->job, 1);
 }
 
-/* engine_io.get_archive(opts) -> report | nil, err */
+/* engine_stream.get_archive(opts) -> report | nil, err */
 int larchive_get(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -212,7 +212,7 @@ static int save_finish(lua_State *L, http_xfer *x, lhttp_owner *owner) {
   return finished(&j->job, 1);
 }
 
-/* engine_io.save_archive(opts) -> bytes | nil, err */
+/* engine_stream.save_archive(opts) -> bytes | nil, err */
 int larchive_save(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -283,7 +283,7 @@ static int read_finish(lua_State *L, http_xfer *x, lhttp_owner *owner) {
   return finished(&j->job, n ? n : read_result(L, j));
 }
 
-/* engine_io.read_file(opts) -> content | nil, err */
+/* engine_stream.read_file(opts) -> content | nil, err */
 int larchive_read_file(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);

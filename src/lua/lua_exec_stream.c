@@ -1,7 +1,7 @@
-/* lua_exec_stream: the exec stream of luagent.engine_io — the output of one
+/* lua_exec_stream: the exec stream of luagent.engine_stream — the output of one
  * Docker exec (POST /exec/ID/start), demultiplexed and capped as it arrives.
  *
- *   engine_io.exec_start(opts) -> stream   opts: http options (url,
+ *   engine_stream.exec_start(opts) -> stream   opts: http options (url,
  *       unix_socket, TLS, body) + max_output (bytes kept per stream)
  *     stream:wait([seconds]) -> true when the command's output ended (or the
  *                               stream was aborted), false if the seconds
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "host.h"
-#include "lua_engine_io.h"
+#include "lua_engine_stream.h"
 #include "lua_http.h"
 #include "lua_util.h"
 
@@ -41,7 +41,7 @@ static int l_stream_result(lua_State *L);
 static int l_stream_abort(lua_State *L);
 static const luaL_Reg STREAM_METHODS[] = {
     {"wait", l_stream_wait}, {"result", l_stream_result}, {"abort", l_stream_abort}, {NULL, NULL}};
-static const luagent_handle_class STREAM = {"luagent.engine_io.exec_stream", "exec stream", STREAM_METHODS,
+static const luagent_handle_class STREAM = {"luagent.engine_stream.exec_stream", "exec stream", STREAM_METHODS,
                                             stream_close, stream_tostring};
 
 static size_t exec_sink(void *ctx, const char *data, size_t n) {
@@ -90,7 +90,7 @@ static int stream_tostring(lua_State *L) {
   return 1;
 }
 
-/* engine_io.exec_start(opts) -> stream */
+/* engine_stream.exec_start(opts) -> stream */
 int lexec_start(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);

@@ -1,5 +1,5 @@
 /* lua_http: the http binding's C side, shared by bindings that stream
- * (engine_io's archives): option parsing and "start a transfer, wait, then
+ * (engine_stream's archives): option parsing and "start a transfer, wait, then
  * finish", for a handle of the caller's that owns the transfer. */
 #ifndef LUAGENT_LUA_HTTP_H
 #define LUAGENT_LUA_HTTP_H

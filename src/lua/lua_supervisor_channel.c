@@ -1,10 +1,10 @@
-/* lua_supervisor_channel: the supervisor channel of luagent.engine_io — a
+/* lua_supervisor_channel: the supervisor channel of luagent.engine_stream — a
  * hijacked attach to `luagent-supervisor serve` running in a session
  * (sandbox/supervisor/DESIGN.md), which runs many commands over one
  * connection. Requests are encoded here (src/supervisor_proto.h, by
  * lua_supervisor_send.c), frames parsed by src/core/supervisor_frames.h.
  *
- *   engine_io.supervisor(client:options("/exec/ID/start", {body, timeout}))
+ *   engine_stream.supervisor(client:options("/exec/ID/start", {body, timeout}))
  *       -> channel | nil, err     returns once the supervisor said "R 2"
  *     the options of a streaming call: url, unix_socket, TLS (ca_file,
  *     cert_file, key_file, insecure), connect_timeout; timeout: seconds for
@@ -57,7 +57,7 @@ struct result_wait {
   sv_result *result; /* NULL once the result let go of it */
 };
 
-static const char WAIT_CLASS[] = "luagent.engine_io.supervisor_wait";
+static const char WAIT_CLASS[] = "luagent.engine_stream.supervisor_wait";
 
 static int channel_close(lua_State *L);
 static int channel_tostring(lua_State *L);
@@ -68,7 +68,7 @@ static int l_channel_alive(lua_State *L);
 static const luaL_Reg CHANNEL_METHODS[] = {{"send", lchannel_send},      {"wait", l_channel_wait},
                                            {"take", l_channel_take},      {"result", l_channel_result},
                                            {"alive", l_channel_alive},    {NULL, NULL}};
-const luagent_handle_class SUPERVISOR_CHANNEL = {"luagent.engine_io.supervisor", "supervisor channel", CHANNEL_METHODS,
+const luagent_handle_class SUPERVISOR_CHANNEL = {"luagent.engine_stream.supervisor", "supervisor channel", CHANNEL_METHODS,
                                              channel_close, channel_tostring};
 
 /* ---- results and their waiters ---- */
@@ -340,7 +340,7 @@ static attach_target read_target(lua_State *L) {
   return t;
 }
 
-/* engine_io.supervisor(opts) -> channel | nil, err */
+/* engine_stream.supervisor(opts) -> channel | nil, err */
 int lchannel_open(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);

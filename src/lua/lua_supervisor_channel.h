@@ -9,7 +9,7 @@
 
 #include "attach.h"
 #include "file_sink.h"
-#include "lua_engine_io.h"
+#include "lua_engine_stream.h"
 #include "lua_tar.h"
 #include "lua_util.h"
 #include "supervisor_frames.h"

@@ -1,5 +1,5 @@
 /* lua_tar: tar entries from Lua tables, and extraction reports as tables;
- * shared by luagent.tar (host files) and luagent.engine_io (archive endpoints). */
+ * shared by luagent.tar (host files) and luagent.engine_stream (archive endpoints). */
 #ifndef LUAGENT_LUA_TAR_H
 #define LUAGENT_LUA_TAR_H
 
@@ -9,7 +9,7 @@
 #include "tar.h"
 
 /* Handles owning a tar writer or extractor for the length of one call
- * (tar.write, tar.extract, engine_io's archives). Closing one (close,
+ * (tar.write, tar.extract, engine_stream's archives). Closing one (close,
  * <close>, __gc: idempotent) frees what it owns; a stream still reading
  * from it must check `handle.closed` (or call ltar_*_check). */
 typedef struct ltar_writer {

@@ -41,7 +41,7 @@ typedef struct luagent_handle {
 } luagent_handle;
 
 typedef struct luagent_handle_class {
-  const char *name;        /* metatable name, e.g. "luagent.engine_io.exec_stream" */
+  const char *name;        /* metatable name, e.g. "luagent.engine_stream.exec_stream" */
   const char *what;        /* how messages name it: "exec stream" */
   const luaL_Reg *methods; /* methods, and metamethods other than __gc/__close/__tostring */
   lua_CFunction close;     /* idempotent; sets handle.closed */

@@ -10,7 +10,7 @@
 --   wrong_ca     a CA that did not sign its certificate
 package.path = "tests/lua/?.lua;" .. package.path
 local t = require "helper"
-local sandbox, engine = luagent.sandbox, require "luagent.engine"
+local sandbox, engine = luagent.sandbox, require "luagent.engine_client"
 local s = luagent.settings
 local BUSYBOX = "luagent-busybox:test"
 local A, B, C = s.a, s.b, s.c

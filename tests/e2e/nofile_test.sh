@@ -17,7 +17,7 @@ else
 fi
 
 cat > "$TMP/exhaust.lua" <<'LUA'
-local engine = require "luagent.engine"
+local engine = require "luagent.engine_client"
 local socket = "unix://" .. luagent.args[1] .. "/no-engine.sock"
 assert(not engine.connect{host = socket}) -- libcurl is loaded (at first use) while a descriptor is left
 local held = {}

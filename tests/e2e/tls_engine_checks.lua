@@ -10,7 +10,7 @@
 --   plain        1: the engine speaks plain TCP (a shorter set)
 package.path = "tests/lua/?.lua;" .. package.path
 local t = require "helper"
-local sandbox, engine_io, fs, sys = luagent.sandbox, luagent.engine_io, luagent.fs, luagent.sys
+local sandbox, engine_stream, fs, sys = luagent.sandbox, luagent.engine_stream, luagent.fs, luagent.sys
 local s = luagent.settings
 local BUSYBOX = "luagent-busybox:test"
 local host = os.getenv("DOCKER_HOST")
@@ -148,7 +148,7 @@ if s.wrong_ca then
   t.test("the attach's own TLS check: a CA that did not sign the engine is a tls error naming both", function()
     local created = assert(client:call("POST", "/containers/" .. box.container .. "/exec",
       {AttachStdin = true, AttachStdout = true, AttachStderr = true, Cmd = {"true"}}))
-    local channel, err = engine_io.supervisor(client:options("/exec/" .. created.Id .. "/start",
+    local channel, err = engine_stream.supervisor(client:options("/exec/" .. created.Id .. "/start",
       {ca_file = s.wrong_ca, timeout = 10}))
     t.eq(channel, nil)
     t.eq(err.kind, "tls")

@@ -1,10 +1,10 @@
--- The engine client (luagent.engine) against an engine that answers its
+-- The engine client (luagent.engine_client) against an engine that answers its
 -- ping and then stops answering (a SIGSTOPped or overloaded dockerd): a call
 -- that times out says which engine did not answer, and how long it waited.
 -- The engine here is a small HTTP server of this test (a test double), so no
 -- Docker is needed.
 local t = require "helper"
-local engine = require "luagent.engine"
+local engine = require "luagent.engine_client"
 local process = require "luagent.process"
 local fs = luagent.fs
 

@@ -158,12 +158,12 @@ end)
 
 t.test("archive downloads cut after a 200 fail, and leave no partial file", function()
   local dir = assert(luagent.fs.temp_dir())
-  local _, err = luagent.engine_io.save_archive{url = base .. "/cut", path = dir .. "/snap.tar"}
+  local _, err = luagent.engine_stream.save_archive{url = base .. "/cut", path = dir .. "/snap.tar"}
   t.eq(err and err.kind, "network")
   t.same(luagent.fs.list(dir), {}, "no half snapshot")
-  local _, err2 = luagent.engine_io.get_archive{url = base .. "/cut", dest = dir .. "/x"}
+  local _, err2 = luagent.engine_stream.get_archive{url = base .. "/cut", dest = dir .. "/x"}
   t.eq(err2 and err2.kind, "network")
-  local _, err3 = luagent.engine_io.read_file{url = base .. "/cut"}
+  local _, err3 = luagent.engine_stream.read_file{url = base .. "/cut"}
   t.eq(err3 and err3.kind, "network")
   luagent.fs.remove(dir)
 end)

@@ -1,12 +1,12 @@
 -- needs: docker
 -- The low-level bindings used directly, so that tests/run can also run them
 -- under valgrind: luagent.tar (write, list, extract of a small tree),
--- luagent.sys (the host helpers) and luagent.engine_io against the real
+-- luagent.sys (the host helpers) and luagent.engine_stream against the real
 -- engine (one exec stream, one put/get archive) on a container this spec
 -- creates under a unique name and removes.
 local t = require "helper"
-local tar, sys, fs, engine_io = luagent.tar, luagent.sys, luagent.fs, luagent.engine_io
-local engine = require "luagent.engine"
+local tar, sys, fs, engine_stream = luagent.tar, luagent.sys, luagent.fs, luagent.engine_stream
+local engine = require "luagent.engine_client"
 local sandbox = require "luagent.sandbox"
 
 local work = assert(fs.temp_dir("luagent-lowlevel-spec"))
@@ -105,7 +105,7 @@ t.test("sys: execute, random, digests, base64, assets", function()
   t.eq(sys.asset("no/such/asset"), nil)
 end)
 
--- ---- engine_io against the real engine ----
+-- ---- engine_stream against the real engine ----
 
 local client = assert(engine.connect())
 local name = "luagent-lowlevel-" .. sys.random_hex(6)
@@ -127,12 +127,12 @@ local function archive_options(path, extra)
   return client:options("/containers/" .. container .. "/archive" .. engine.query_string({path = path}), extra)
 end
 
-t.test("engine_io.exec_start streams stdout and stderr apart", function()
+t.test("engine_stream.exec_start streams stdout and stderr apart", function()
   local exec = assert(client:call("POST", "/containers/" .. container .. "/exec", {
     AttachStdout = true, AttachStderr = true, Tty = false,
     Cmd = {"sh", "-c", "echo to-stdout; echo to-stderr >&2; head -c 5000 /dev/zero | tr '\\0' x; exit 3"},
   }))
-  local stream = engine_io.exec_start(client:options("/exec/" .. exec.Id .. "/start",
+  local stream = engine_stream.exec_start(client:options("/exec/" .. exec.Id .. "/start",
     {body = '{"Detach":false,"Tty":false}', max_output = 1000}))
   t.eq(stream:wait(30), true, "the output ended")
   local out = assert(stream:result())
@@ -147,22 +147,22 @@ t.test("engine_io.exec_start streams stdout and stderr apart", function()
   t.eq(info.ExitCode, 3)
 end)
 
-t.test("engine_io.put_archive, read_file and get_archive round-trip a small tree", function()
-  assert(engine_io.put_archive(archive_options("/tmp", {entries = {
+t.test("engine_stream.put_archive, read_file and get_archive round-trip a small tree", function()
+  assert(engine_stream.put_archive(archive_options("/tmp", {entries = {
     {name = "lowlevel/a.txt", data = "alpha\n"},
     {name = "lowlevel/sub/b.bin", data = BINARY},
     {name = "lowlevel/empty", dir = true},
   }, uid = 0, gid = 0, timeout = 60})))
-  t.eq(assert(engine_io.read_file(archive_options("/tmp/lowlevel/a.txt", {max_bytes = 1024, timeout = 60}))),
+  t.eq(assert(engine_stream.read_file(archive_options("/tmp/lowlevel/a.txt", {max_bytes = 1024, timeout = 60}))),
        "alpha\n")
   local dest = work .. "/from-container"
-  local report = assert(engine_io.get_archive(archive_options("/tmp/lowlevel",
+  local report = assert(engine_stream.get_archive(archive_options("/tmp/lowlevel",
     {dest = dest, strip = "lowlevel", timeout = 60})))
   table.sort(report.files, function(a, b) return a.path < b.path end)
   t.same(report.files, {{path = "a.txt", size = 6}, {path = "sub/b.bin", size = #BINARY}})
   t.eq(read(dest .. "/sub/b.bin"), BINARY)
   t.ok(fs.exists(dest .. "/empty"), "the empty folder came back")
-  local _, err = engine_io.read_file(archive_options("/tmp/lowlevel/none", {max_bytes = 1024, timeout = 60}))
+  local _, err = engine_stream.read_file(archive_options("/tmp/lowlevel/none", {max_bytes = 1024, timeout = 60}))
   t.eq(err and err.kind, "not_found")
 end)
 

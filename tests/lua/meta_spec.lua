@@ -43,13 +43,13 @@ local MODULES = {
 -- The low-level modules: lua/meta/<name>.lua each (---@meta luagent.<name>),
 -- its class marked "low-level: recipes normally do not need this", and not a
 -- field of the luagent class.
-local LOW_LEVEL = {"loop", "sys", "events", "run", "manifest", "tar", "engine", "engine_io", "dates", "process"}
+local LOW_LEVEL = {"loop", "sys", "events", "run", "manifest", "tar", "engine_client", "engine_stream", "dates", "process"}
 for _, name in ipairs(LOW_LEVEL) do MODULES["luagent." .. name] = {name .. ".lua", name} end
 
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
 local CLASSES = {
   Box = "sandbox.lua", Process = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
-  Agent = "agent.lua", Policy = "retry.lua", Client = "engine.lua", Trace = "trace.lua", Cache = "cache.lua",
+  Agent = "agent.lua", Policy = "retry.lua", Client = "engine_client.lua", Trace = "trace.lua", Cache = "cache.lua",
   RecipeRun = "run.lua", McpClient = "mcp.lua", McpToolList = "mcp.lua", Pool = "sandbox.lua",
 }
 -- classes that are not API: their methods need no annotation
@@ -57,7 +57,7 @@ local INTERNAL = {
   Run = "an agent run's state (tools see it as ctx.run)",
   Stream = "a provider's stream assembler (luagent.model.StreamAssembler)",
   Base = "the shared part of the providers' stream assemblers (lua/luagent/model/stream.lua)",
-  Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker.lua)",
+  Session = "the Docker backend's session behind a box (lua/luagent/sandbox/docker_backend.lua)",
   Executor = "the supervisor executor of a session (lua/luagent/sandbox/supervisor.lua)",
   Mirror = "a box's outputs mirror (lua/luagent/sandbox/mirror.lua; its fields: luagent.SandboxMirror)",
   Reader = "the eval spec checker's state while it reads one spec (lua/luagent/eval/spec.lua)",

@@ -5,7 +5,7 @@
 -- The exec stream and supervisor channel need the Docker engine (a container
 -- this spec creates and removes itself); the rest use the local test server.
 local t = require "helper"
-local engine, engine_io, http, fs, sys = luagent.engine, luagent.engine_io, luagent.http,
+local engine, engine_stream, http, fs, sys = luagent.engine_client, luagent.engine_stream, luagent.http,
   luagent.fs, luagent.sys
 local base = "http://127.0.0.1:" .. t.env("TEST_HTTP_PORT")
 local RUN_BODY = '{"Detach":false,"Tty":false}'
@@ -76,14 +76,14 @@ local container = created.Id
 luagent.at_exit(function() client:call("DELETE", "/containers/" .. container, nil, {query = {force = true}}) end)
 assert(client:call("POST", "/containers/" .. container .. "/start"))
 -- the sandbox supervisor, for the channel's tests
-assert(engine_io.put_archive(client:options("/containers/" .. container .. "/archive?path=/tmp",
+assert(engine_stream.put_archive(client:options("/containers/" .. container .. "/archive?path=/tmp",
   {entries = {require("luagent.sandbox.supervisor").entry()}, uid = 0, gid = 0})))
 
 local function exec_stream(cmd)
   local exec = assert(client:call("POST", "/containers/" .. container .. "/exec", {
     AttachStdout = true, AttachStderr = true, Tty = false, Cmd = {"/bin/sh", "-c", cmd},
   }))
-  return engine_io.exec_start(client:options("/exec/" .. exec.Id .. "/start", {body = RUN_BODY}))
+  return engine_stream.exec_start(client:options("/exec/" .. exec.Id .. "/start", {body = RUN_BODY}))
 end
 
 local function supervisor_channel()
@@ -91,7 +91,7 @@ local function supervisor_channel()
     AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false, User = "0",
     Cmd = {"/tmp/luagent-supervisor", "serve", "1000:1000"},
   }))
-  return assert(engine_io.supervisor{unix_socket = client.endpoint.unix_socket,
+  return assert(engine_stream.supervisor{unix_socket = client.endpoint.unix_socket,
     path = "/v" .. client.version .. "/exec/" .. exec.Id .. "/start", body = RUN_BODY})
 end
 
@@ -233,7 +233,7 @@ end)
 
 t.test("archive job: closed while its task waits, the task raises and no temp file stays", function()
   local task, values = waiting_in(function()
-    return engine_io.save_archive{url = base .. "/hang", path = work .. "/snap.tar", timeout = 10}
+    return engine_stream.save_archive{url = base .. "/hang", path = work .. "/snap.tar", timeout = 10}
   end)
   local job = find_handle(values, "save_archive job")
   t.eq(tostring(job), "save_archive job (open)")
@@ -248,10 +248,12 @@ end)
 
 t.test("archive jobs of every call close cleanly (read_file, get_archive, put_archive)", function()
   for _, call in ipairs{
-    {"read_file job", function() return engine_io.read_file{url = base .. "/hang", timeout = 10} end},
-    {"get_archive job", function() return engine_io.get_archive{url = base .. "/hang", dest = work .. "/x", timeout = 10} end},
+    {"read_file job", function() return engine_stream.read_file{url = base .. "/hang", timeout = 10} end},
+    {"get_archive job", function()
+      return engine_stream.get_archive{url = base .. "/hang", dest = work .. "/x", timeout = 10}
+    end},
     {"put_archive job", function()
-      return engine_io.put_archive{url = base .. "/hang", timeout = 10, entries = {{name = "a.txt", data = "x"}}}
+      return engine_stream.put_archive{url = base .. "/hang", timeout = 10, entries = {{name = "a.txt", data = "x"}}}
     end},
   } do
     local task, values = waiting_in(call[2])
@@ -265,7 +267,7 @@ end)
 
 t.test("tar writer and extractor closed under a transfer: an error, not a crash", function()
   local task, values = waiting_in(function()
-    return engine_io.put_archive{url = base .. "/hang", timeout = 1, entries = {{name = "a.txt", data = "x"}}}
+    return engine_stream.put_archive{url = base .. "/hang", timeout = 1, entries = {{name = "a.txt", data = "x"}}}
   end)
   local writer = find_handle(values, "tar writer")
   writer:close()
@@ -276,7 +278,7 @@ t.test("tar writer and extractor closed under a transfer: an error, not a crash"
   t.match(tostring(err), "tar writer is closed")
 
   task, values = waiting_in(function()
-    return engine_io.get_archive{url = base .. "/drip?n=20&interval=0.1", dest = work .. "/y", timeout = 10}
+    return engine_stream.get_archive{url = base .. "/drip?n=20&interval=0.1", dest = work .. "/y", timeout = 10}
   end)
   local extract = find_handle(values, "tar extractor")
   extract:close()
@@ -327,7 +329,8 @@ end)
 
 t.test("every handle class is registered with close = __close = __gc and a __tostring", function()
   local registry = debug.getregistry()
-  for _, class in ipairs{"luagent.engine_io.exec_stream", "luagent.engine_io.supervisor", "luagent.engine_io.archive_job",
+  for _, class in ipairs{"luagent.engine_stream.exec_stream", "luagent.engine_stream.supervisor",
+                         "luagent.engine_stream.archive_job",
                          "luagent.tar.writer", "luagent.tar.extract", "luagent.http.request",
                          "luagent.http.sse_parser"} do
     local mt = registry[class]
@@ -338,17 +341,17 @@ t.test("every handle class is registered with close = __close = __gc and a __tos
   end
 end)
 
-t.test("engine_io.engine_error reads an engine error body the one way", function()
-  local err = engine_io.engine_error(404, '{"message":"No such container: x\\u00e9"}', "GET /containers/x/json")
+t.test("engine_stream.engine_error reads an engine error body the one way", function()
+  local err = engine_stream.engine_error(404, '{"message":"No such container: x\\u00e9"}', "GET /containers/x/json")
   t.eq(err.kind, "not_found")
   t.eq(err.status, 404)
   t.eq(err.engine_message, "No such container: x\u{e9}")
   t.eq(tostring(err), "not_found: GET /containers/x/json: Docker engine says: No such container: x\u{e9} (HTTP 404)")
   t.ok(luagent.errors.is(err))
-  err = engine_io.engine_error(409, "conflict text\nsecond line")
+  err = engine_stream.engine_error(409, "conflict text\nsecond line")
   t.eq(err.kind, "conflict")
   t.eq(err.message, "Docker engine says: conflict text (HTTP 409)")
-  t.eq(engine_io.engine_error(500, "").kind, "docker")
+  t.eq(engine_stream.engine_error(500, "").kind, "docker")
   -- the engine client gives the same values
   local _, cerr = client:call("GET", "/containers/luagent-no-such-container-" .. sys.random_hex(4) .. "/json")
   t.eq(cerr.kind, "not_found")

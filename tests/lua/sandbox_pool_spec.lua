@@ -70,7 +70,7 @@ end
 -- ---- the key ----
 
 t.test("the key: per-session and per-open parts do not count, the rest does", function()
-  local c = {key = "unix:///var/run/docker.sock|env#"} -- an engine set (luagent.sandbox.engines)
+  local c = {key = "unix:///var/run/docker.sock|env#"} -- an engine set (luagent.sandbox.engine_set)
   local function spec(over)
     local s = {id = "aaa", image = "img", limits = {memory = 1, cpus = 1, pids = 2}, staged = {{name = "x"}},
                restore = "r.tar", labels = {["luagent.session"] = "aaa", ["luagent.pool"] = "p1", mine = "1"},

@@ -8,7 +8,7 @@
 -- background processes, and PID 1 out of a command's reach. Plus
 -- box:spawn's handles.
 local t = require "helper"
-local sandbox, engine_io, fs, sys = luagent.sandbox, luagent.engine_io, luagent.fs, luagent.sys
+local sandbox, engine_stream, fs, sys = luagent.sandbox, luagent.engine_stream, luagent.fs, luagent.sys
 
 local ROOT = (luagent.recipe or ""):match("^(.*)tests/lua/[^/]*$") or ""
 local BUSYBOX = "luagent-busybox:test"
@@ -39,7 +39,7 @@ end
 local function host_exec(box, script)
   local created = assert(client:call("POST", "/containers/" .. box.container .. "/exec",
     {AttachStdout = true, AttachStderr = true, User = "0", Cmd = {"sh", "-c", script}}))
-  local stream = engine_io.exec_start(client:options("/exec/" .. created.Id .. "/start",
+  local stream = engine_stream.exec_start(client:options("/exec/" .. created.Id .. "/start",
     {body = '{"Detach":false,"Tty":false}'}))
   assert(stream:wait(30))
   return assert(stream:result()).stdout

@@ -10,7 +10,7 @@
 -- image (on at least one: sessions copy it to the others) and the leftovers
 -- of all. An engine that does not answer fails the doctor.
 local errors = require "luagent.errors"
-local engines = require "luagent.sandbox.engines"
+local engines = require "luagent.sandbox.engine_set"
 local image = require "luagent.image"
 local sys = require "luagent.sys"
 

@@ -12,7 +12,7 @@
 -- asking, and with no terminal to ask on it refuses: exit 1, saying so.
 --
 -- Every command goes over every engine sessions are made on (LUAGENT_ENGINES,
--- else the default one: luagent.sandbox.engines). ls shows each engine
+-- else the default one: luagent.sandbox.engine_set). ls shows each engine
 -- (address, whether it answers, its Docker version, whether the sandbox
 -- image is there, the luagent sandboxes running on it, its capacity) and
 -- then the sandboxes of all, with their engine; prune prunes each engine
@@ -21,7 +21,7 @@
 -- one engine), the others get a copy from one that has it through the engine
 -- API (luagent.image.copy), never a second build.
 local errors = require "luagent.errors"
-local engines = require "luagent.sandbox.engines"
+local engines = require "luagent.sandbox.engine_set"
 local leftovers = require "luagent.sandbox.leftovers"
 local image = require "luagent.image"
 
@@ -33,7 +33,7 @@ usage: luagent sandbox build [--offline | --online] [--force]   build luagent-sa
        luagent sandbox prune [--all] [--force]                   remove those whose run is gone, after rescuing their
                                                                  outputs (--all: every one; --force: without asking)]]
 
--- The configured engines' status rows (luagent.sandbox.engines.status);
+-- The configured engines' status rows (luagent.sandbox.engine_set.status);
 -- nil, err when none answers (the error of the only one, with one).
 local function engine_rows()
   local set, err = engines.configured()

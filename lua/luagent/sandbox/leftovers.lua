@@ -17,7 +17,7 @@
 --   leftovers.sweep(client)           -> once per process and engine, before its first session there: prune
 --
 -- A session is a container and its workspace volume on the local engine
--- (luagent.sandbox.docker), both labelled luagent=1 with the owner's pid,
+-- (luagent.sandbox.docker_backend), both labelled luagent=1 with the owner's pid,
 -- process start time and host name. A crashed run (kill -9, a lost engine)
 -- leaves them behind; the next run's sweep, or `luagent sandbox prune`,
 -- removes them — and first brings the outputs of a session opened with
@@ -32,7 +32,7 @@ local json = require "luagent.json"
 local fs = require "luagent.fs"
 local manifest = require "luagent.manifest"
 local outputs = require "luagent.outputs"
-local docker = require "luagent.sandbox.docker"
+local docker = require "luagent.sandbox.docker_backend"
 
 local leftovers = {}
 local LABELS = docker.LABELS

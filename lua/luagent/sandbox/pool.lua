@@ -7,9 +7,9 @@
 --       session spec without its per-session parts (id, the session label) and its
 --       per-open parts (staged, restore), and the engines (set.key)
 --   pool.new{backend, set, spec, size, option, wait} -> p | nil, err
---       size sessions of spec on the engines of `set` (luagent.sandbox.engines), each
+--       size sessions of spec on the engines of `set` (luagent.sandbox.engine_set), each
 --       placed like any session: on the least loaded engine with room (backend:
---       luagent.sandbox.docker's functions); wait = true: returns once all of them are
+--       luagent.sandbox.docker_backend's functions); wait = true: returns once all of them are
 --       up (else they start in the background). err: the engines cannot hold them (their
 --       capacities or their memory: kind "config", naming `option`), or (wait) a session
 --       could not start; nothing is left running then.
@@ -35,7 +35,7 @@
 local errors = require "luagent.errors"
 local loop = require "luagent.loop"
 local sys = require "luagent.sys"
-local engines = require "luagent.sandbox.engines"
+local engines = require "luagent.sandbox.engine_set"
 
 local pool = {}
 
@@ -91,7 +91,7 @@ end
 
 -- ---- capacity ----
 
--- What the engines can hold (luagent.sandbox.engines.check_pool: their
+-- What the engines can hold (luagent.sandbox.engine_set.check_pool: their
 -- capacities and memory), less what the other pools on them keep (each
 -- session may use its whole memory cgroup).
 local function check_capacity(set, spec, size, option, self)

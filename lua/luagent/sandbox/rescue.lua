@@ -28,7 +28,7 @@
 -- the mirror is what brings them home.
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
-local docker = require "luagent.sandbox.docker"
+local docker = require "luagent.sandbox.docker_backend"
 local outputs = require "luagent.outputs"
 
 local rescue = {}

@@ -3,8 +3,8 @@
 -- in luagent as the asset build/luagent-supervisor) is PID 1 of the session's
 -- container; this module stages it and speaks to `luagent-supervisor serve`,
 -- started once per session by a Docker exec, over one hijacked attach
--- (luagent.engine_io.supervisor). A command costs a fork there, not a Docker
--- exec. The executor interface is written at the top of luagent.sandbox.docker.
+-- (luagent.engine_stream.supervisor). A command costs a fork there, not a Docker
+-- exec. The executor interface is written at the top of luagent.sandbox.docker_backend.
 --
 --   supervisor.HOME, supervisor.PATH        where the binary lives in a session
 --   supervisor.entry() -> tar entry          the binary, as a tar entry
@@ -28,8 +28,8 @@
 -- tree itself), OOM attribution and python's persistent interpreter. Its
 -- result flags: k killed on request, t timed out, o OOM-killed, r the python
 -- interpreter was restarted before this call.
-local engine = require "luagent.engine"
-local engine_io = require "luagent.engine_io"
+local engine = require "luagent.engine_client"
+local engine_stream = require "luagent.engine_stream"
 local errors = require "luagent.errors"
 local sys = require "luagent.sys"
 
@@ -75,7 +75,7 @@ local function fill(client, image, labels)
   if not created then return nil, errors.from(err) end
   local staged = "luagent-supervisor." .. sys.random_hex(6)
   local ok
-  ok, err = engine_io.put_archive(client:options("/containers/" .. created.Id .. "/archive"
+  ok, err = engine_stream.put_archive(client:options("/containers/" .. created.Id .. "/archive"
     .. engine.query_string({path = supervisor.HOME}), {uid = 0, gid = 0, timeout = 600, entries = {
       {name = staged, data = binary(), mode = 493}, {name = "luagent-supervisor", symlink = staged}}}))
   client:call("DELETE", "/containers/" .. created.Id, nil, {query = {force = 1}})
@@ -116,7 +116,7 @@ function supervisor.start(session)
   })
   if not created then return nil, errors.from(err) end
   local channel
-  channel, err = engine_io.supervisor(client:options("/exec/" .. created.Id .. "/start", {body = START_BODY}))
+  channel, err = engine_stream.supervisor(client:options("/exec/" .. created.Id .. "/start", {body = START_BODY}))
   if not channel then return nil, errors.from(err) end
   return setmetatable({channel = channel, next_id = 0, exec_id = created.Id}, Executor)
 end

@@ -1,12 +1,12 @@
----@meta luagent.engine_io
--- luagent.engine_io, a low-level module: recipes normally do not need it (the
+---@meta luagent.engine_stream
+-- luagent.engine_stream, a low-level module: recipes normally do not need it (the
 -- recipe API, luagent.sandbox, .model, .agent, ..., is built on it). It is
 -- not a field of the `luagent` class. LuaLS annotations: definitions only.
--- LuaLS takes one module per file: `---@meta luagent.engine_io` above makes
--- `require "luagent.engine_io"` give the types of the table returned below.
+-- LuaLS takes one module per file: `---@meta luagent.engine_stream` above makes
+-- `require "luagent.engine_stream"` give the types of the table returned below.
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
 
----@class luagent.engine_io.Endpoint
+---@class luagent.engine_stream.Endpoint
 ---@field unix_socket string?
 ---@field url string
 ---@field ca_file string?
@@ -15,54 +15,54 @@
 ---@field description string
 
 ---low-level: recipes normally do not need this (luagent.sandbox uses it).
----luagent.engine_io: the raw streaming half of the Docker client, in C
----(src/lua/lua_engine_io.c): exec output, archives, the supervisor channel.
----@class luagent.engine_io
-local engine_io = {}
+---luagent.engine_stream: the raw streaming half of the Docker client, in C
+---(src/lua/lua_engine_stream.c): exec output, archives, the supervisor channel.
+---@class luagent.engine_stream
+local engine_stream = {}
 
 ---The engine's address from DOCKER_HOST & co.
 ---@param docker_host? string
----@return luagent.engine_io.Endpoint? endpoint
+---@return luagent.engine_stream.Endpoint? endpoint
 ---@return luagent.Error? err
-function engine_io.endpoint(docker_host) end
+function engine_stream.endpoint(docker_host) end
 
 ---POST /exec/ID/start: opts are http options + max_output (bytes per stream).
 ---@param opts table
----@return luagent.engine_io.ExecStream
-function engine_io.exec_start(opts) end
+---@return luagent.engine_stream.ExecStream
+function engine_stream.exec_start(opts) end
 
 ---Streams tar entries into a container (opts.entries, opts.uid/gid).
 ---@param opts table
 ---@return true? ok
 ---@return luagent.Error? err
-function engine_io.put_archive(opts) end
+function engine_stream.put_archive(opts) end
 
 ---Extracts a container path safely into opts.dest (strip, max_bytes, max_entries).
 ---@param opts table
 ---@return luagent.ExtractReport? report
 ---@return luagent.Error? err
-function engine_io.get_archive(opts) end
+function engine_stream.get_archive(opts) end
 
 ---Saves a container path's raw tar into opts.path (at most opts.max_bytes).
 ---@param opts table
 ---@return integer? bytes
 ---@return luagent.Error? err
-function engine_io.save_archive(opts) end
+function engine_stream.save_archive(opts) end
 
 ---The first file of a container path's archive, at most opts.max_bytes.
 ---@param opts table
 ---@return string? content
 ---@return luagent.Error? err
-function engine_io.read_file(opts) end
+function engine_stream.read_file(opts) end
 
 ---A hijacked attach to an exec of `luagent-supervisor serve` in a session
 ---(sandbox/supervisor/DESIGN.md) over the engine's socket, TCP or TLS; returns once it
 ---said it is ready ("R 2"). Before the engine let the attach through, err's kind is
 ---docker_unreachable, tls, docker, network or protocol; afterwards supervisor_lost.
 ---@param opts table client:options("/exec/ID/start", {body, timeout, connect_timeout}) (or unix_socket, path)
----@return luagent.engine_io.SupervisorChannel? channel
+---@return luagent.engine_stream.SupervisorChannel? channel
 ---@return luagent.Error? err
-function engine_io.supervisor(opts) end
+function engine_stream.supervisor(opts) end
 
 ---The error value for a Docker engine error response: kind not_found (404),
 ---conflict (409) or docker, with the engine's own message read from the body.
@@ -70,9 +70,9 @@ function engine_io.supervisor(opts) end
 ---@param body string the response body ({"message": "..."} or text)
 ---@param what string? what was being done ("POST /containers/create"), put before the message
 ---@return luagent.Error err fields status, engine_message
-function engine_io.engine_error(status, body, what) end
+function engine_stream.engine_error(status, body, what) end
 
----@class luagent.engine_io.ExecOutput
+---@class luagent.engine_stream.ExecOutput
 ---@field stdout string
 ---@field stderr string
 ---@field truncated boolean
@@ -80,7 +80,7 @@ function engine_io.engine_error(status, body, what) end
 ---@field stderr_bytes integer
 
 ---The output of one Docker exec.
----@class luagent.engine_io.ExecStream
+---@class luagent.engine_stream.ExecStream
 local ExecStream = {}
 
 ---true when the command's output ended, false if the seconds passed first (yields).
@@ -89,7 +89,7 @@ local ExecStream = {}
 function ExecStream:wait(seconds) end
 
 ---The output (after wait returned true, or abort).
----@return luagent.engine_io.ExecOutput? output
+---@return luagent.engine_stream.ExecOutput? output
 ---@return luagent.Error? err
 function ExecStream:result() end
 
@@ -99,7 +99,7 @@ function ExecStream:abort() end
 ---Closes the stream (also __close and __gc).
 function ExecStream:close() end
 
----@class luagent.engine_io.SupervisorResult: luagent.engine_io.ExecOutput
+---@class luagent.engine_stream.SupervisorResult: luagent.engine_stream.ExecOutput
 ---@field done boolean the supervisor said it ended
 ---@field exit_code integer?
 ---@field flags string? letters: k killed on request, t timed out, o OOM-killed, r interpreter restarted
@@ -112,7 +112,7 @@ function ExecStream:close() end
 ---@field sink_error string? a pack whose stream was refused or cut
 
 ---The channel to a session's supervisor: many commands over one connection.
----@class luagent.engine_io.SupervisorChannel
+---@class luagent.engine_stream.SupervisorChannel
 local SupervisorChannel = {}
 
 ---Sends a request: op "run" | "spawn" ({argv, env = {"K=v"}, cwd, stdin,
@@ -144,7 +144,7 @@ function SupervisorChannel:take(id) end
 
 ---Its result; forgets the id.
 ---@param id integer
----@return luagent.engine_io.SupervisorResult
+---@return luagent.engine_stream.SupervisorResult
 function SupervisorChannel:result(id) end
 
 ---@return boolean alive
@@ -153,4 +153,4 @@ function SupervisorChannel:alive() end
 
 function SupervisorChannel:close() end
 
-return engine_io
+return engine_stream

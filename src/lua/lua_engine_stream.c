@@ -1,19 +1,19 @@
-/* lua_engine_io: luagent.engine_io — the raw streaming half of the Docker
- * Engine API client, assembled from its parts (lua_engine_io.h). JSON calls
- * are plain http.request calls made by lua/luagent/engine.lua; what must not
+/* lua_engine_stream: luagent.engine_stream — the raw streaming half of the Docker
+ * Engine API client, assembled from its parts (lua_engine_stream.h). JSON calls
+ * are plain http.request calls made by lua/luagent/engine_client.lua; what must not
  * pass through Lua strings chunk by chunk is here.
  *
- *   engine_io.endpoint([docker_host]) -> {unix_socket, url, ca_file, cert_file,
+ *   engine_stream.endpoint([docker_host]) -> {unix_socket, url, ca_file, cert_file,
  *       key_file, description} | nil, err      from DOCKER_HOST & co.
- *   engine_io.engine_error(status, body [, what]) -> err   the one reading of
+ *   engine_stream.engine_error(status, body [, what]) -> err   the one reading of
  *       an engine error body (kind not_found | conflict | docker; status,
  *       engine_message; message "WHAT: Docker engine says: MSG (HTTP N)")
- *   engine_io.exec_start(opts) -> stream          (lua_exec_stream.c)
- *   engine_io.put_archive / get_archive / save_archive / read_file (lua_archive.c)
- *   engine_io.supervisor(opts) -> channel | nil, err  (lua_supervisor_channel.c: the
+ *   engine_stream.exec_start(opts) -> stream          (lua_exec_stream.c)
+ *   engine_stream.put_archive / get_archive / save_archive / read_file (lua_archive.c)
+ *   engine_stream.supervisor(opts) -> channel | nil, err  (lua_supervisor_channel.c: the
  *       channel to the sandbox supervisor)
  * Engine errors of the streams come back as engine_error values. */
-#include "lua_engine_io.h"
+#include "lua_engine_stream.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
@@ -60,7 +60,7 @@ void lengine_set_output(lua_State *L, const capped_output *c, const char *name, 
   lua_setfield(L, -2, bytes_name);
 }
 
-/* engine_io.endpoint([docker_host]) -> endpoint | nil, err */
+/* engine_stream.endpoint([docker_host]) -> endpoint | nil, err */
 static int l_endpoint(lua_State *L) {
   const char *docker_host = luaL_optstring(L, 1, getenv("DOCKER_HOST"));
   docker_endpoint e;
@@ -80,7 +80,7 @@ static int l_endpoint(lua_State *L) {
   return 1;
 }
 
-/* engine_io.engine_error(status, body [, what]) -> err */
+/* engine_stream.engine_error(status, body [, what]) -> err */
 static int l_engine_error(lua_State *L) {
   lua_Integer status = luaL_checkinteger(L, 1);
   size_t len;
@@ -90,7 +90,7 @@ static int l_engine_error(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg engine_io_functions[] = {
+static const luaL_Reg engine_stream_functions[] = {
     {"endpoint", l_endpoint},
     {"engine_error", l_engine_error},
     {"exec_start", lexec_start},
@@ -102,13 +102,13 @@ static const luaL_Reg engine_io_functions[] = {
     {NULL, NULL},
 };
 
-int luaopen_luagent_engine_io(lua_State *L) {
+int luaopen_luagent_engine_stream(lua_State *L) {
   luaL_requiref(L, "luagent.http", luaopen_luagent_http, 0); /* the request handle class */
   luaL_requiref(L, "luagent.tar", luaopen_luagent_tar, 0);   /* the tar handle classes */
   lua_pop(L, 2);
   lexec_register(L);
   larchive_register(L);
   lchannel_register(L);
-  luaL_newlib(L, engine_io_functions);
+  luaL_newlib(L, engine_stream_functions);
   return 1;
 }

@@ -1,10 +1,10 @@
--- Reading a list of Docker engines (luagent.sandbox.engine_list): the
+-- Reading a list of Docker engines (luagent.sandbox.engine_config): the
 -- `engines` option and LUAGENT_ENGINES. Addresses, capacities and Docker's
 -- TLS conventions; every malformed entry is one error naming the option and
--- the entry. No engine is asked (luagent.sandbox.engines does that; its
+-- the entry. No engine is asked (luagent.sandbox.engine_set does that; its
 -- tests run real engines: tests/e2e/engines_test.sh).
 local t = require "helper"
-local engine_list = require "luagent.sandbox.engine_list"
+local engine_config = require "luagent.sandbox.engine_config"
 local sandbox, fs = luagent.sandbox, luagent.fs
 local process = require "luagent.process"
 
@@ -14,7 +14,7 @@ luagent.at_exit(function() fs.remove(work) end)
 local OPTION = "sandbox.open: engines"
 
 local function parse(list)
-  return engine_list.parse(list, OPTION)
+  return engine_config.parse(list, OPTION)
 end
 
 local function refused(list, pattern)
@@ -32,7 +32,7 @@ t.test("a comma-separated string: addresses, capacities, spaces and a trailing c
   t.eq(entries[1].host, "unix:///var/run/docker.sock"); t.eq(entries[1].capacity, 8)
   t.eq(entries[2].host, "tcp://build-2.example:2376"); t.eq(entries[2].capacity, nil)
   t.eq(entries[3].host, "tcp://[::1]:2375"); t.eq(entries[3].capacity, 2)
-  t.eq(engine_list.describe(entries[1]), "unix:///var/run/docker.sock (capacity 8)")
+  t.eq(engine_config.describe(entries[1]), "unix:///var/run/docker.sock (capacity 8)")
 end)
 
 t.test("a table of strings and tables", function()
@@ -41,7 +41,7 @@ t.test("a table of strings and tables", function()
   t.eq(entries[2].capacity, 4)
   t.same(entries[2].tls, {ca_file = "/etc/certs/ca.pem", cert_file = "/etc/certs/cert.pem",
                           key_file = "/etc/certs/key.pem"})
-  t.match(engine_list.describe(entries[2]), "TLS: tls = \"/etc/certs\"")
+  t.match(engine_config.describe(entries[2]), "TLS: tls = \"/etc/certs\"")
   entries = assert(parse({{host = "tcp://h:1", tls = {ca = "c.pem", cert = "x.pem", key = "k.pem"}}}))
   t.same(entries[1].tls, {ca_file = "c.pem", cert_file = "x.pem", key_file = "k.pem"})
   entries = assert(parse({{host = "tcp://h:1", tls = {ca = "c.pem"}}}))
@@ -56,7 +56,7 @@ local function parsed_in(env_over, list)
   local path = work .. "/parse.lua"
   assert(fs.write(path, ([[
 local json = require "luagent.json"
-local entries = assert(require("luagent.sandbox.engine_list").parse(%q, "X"))
+local entries = assert(require("luagent.sandbox.engine_config").parse(%q, "X"))
 for i, e in ipairs(entries) do entries[i] = {tls = e.tls == nil and "env" or e.tls, from = e.tls_from or "none"} end
 print(json.encode(entries))
 ]]):format(list)))

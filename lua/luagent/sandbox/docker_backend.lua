@@ -1,11 +1,11 @@
--- luagent.sandbox.docker: the sandbox backend on the local Docker engine. It
+-- luagent.sandbox.docker_backend: the sandbox backend on the local Docker engine. It
 -- turns a session spec (built by luagent.sandbox) into a running session: a
 -- locked-down container whose PID 1 is the sandbox supervisor, a capped
 -- workspace volume, staging, restore, archives, commands, removal.
 --
 -- What a backend provides (a warm pool, several engines or Kubernetes would
 -- be one more module with these functions, and recipes would not change):
---   (the client, the engine to talk to, comes from luagent.sandbox.engines:
+--   (the client, the engine to talk to, comes from luagent.sandbox.engine_set:
 --   engine.connect for each engine of the set, placement by load)
 --   backend.create(client, spec) -> session | nil, err   the session exists (removable), nothing runs yet
 --   session:start() -> true | nil, err          started, manifest staged, snapshot restored
@@ -63,8 +63,8 @@
 --                                                 killed, truncated, stdout_bytes, stderr_bytes,
 --                                                 state_lost, report | saved | sink_error}
 --   ex:close()
-local engine = require "luagent.engine"
-local engine_io = require "luagent.engine_io"
+local engine = require "luagent.engine_client"
+local engine_stream = require "luagent.engine_stream"
 local errors = require "luagent.errors"
 local json = require "luagent.json"
 local fs = require "luagent.fs"
@@ -246,14 +246,14 @@ function Session:_workspace_path(name)
 end
 
 function Session:put(entries)
-  local ok, err = engine_io.put_archive(self:_archive_options(self.workspace,
+  local ok, err = engine_stream.put_archive(self:_archive_options(self.workspace,
     {entries = entries, uid = self.uid, gid = self.gid, timeout = 3600}))
   if not ok then return nil, errors.wrap(err, "staging into the sandbox failed") end
   return true
 end
 
 function Session:read_file(name, opts)
-  local content, err = engine_io.read_file(self:_archive_options(self:_workspace_path(name),
+  local content, err = engine_stream.read_file(self:_archive_options(self:_workspace_path(name),
     {max_bytes = opts and opts.max_bytes or 64 * 1024 * 1024, timeout = 600}))
   if content == nil then return nil, errors.from(err) end
   return content

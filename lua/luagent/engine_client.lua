@@ -1,26 +1,26 @@
--- luagent.engine: a Docker Engine API client.
+-- luagent.engine_client: a Docker Engine API client.
 --
---   local engine = require "luagent.engine"
---   local client, err = engine.connect()            -- DOCKER_HOST or /var/run/docker.sock
+--   local engine = require "luagent.engine_client"
+--   local client, err = engine_client.connect()            -- DOCKER_HOST or /var/run/docker.sock
 --   client:call("GET", "/containers/json", nil, {query = {all = 1}}) -> decoded JSON | nil, err
---   client:options("/exec/ID/start", {...})        -> options for luagent.engine_io's streaming calls
+--   client:options("/exec/ID/start", {...})        -> options for luagent.engine_stream's streaming calls
 --
 -- JSON calls go through luagent.http on the engine's socket (one reused
--- connection); streaming calls (exec, archives) through luagent.engine_io.
+-- connection); streaming calls (exec, archives) through luagent.engine_stream.
 -- The API version is negotiated with GET /_ping. Errors are luagent.errors
 -- values of kind docker_unreachable | not_found | conflict | docker (with
 -- status and engine_message), and the message always carries the engine's
--- own words: an error body is read in one place, engine_io.engine_error.
+-- own words: an error body is read in one place, engine_stream.engine_error.
 local http = require "luagent.http"
 local json = require "luagent.json"
-local engine_io = require "luagent.engine_io"
+local engine_stream = require "luagent.engine_stream"
 local errors = require "luagent.errors"
 
-local engine = {}
+local engine_client = {}
 
 -- The newest API version this client speaks; an older engine is spoken to in its own.
-engine.MAX_API = "1.43"
-engine.MIN_API = "1.40"
+engine_client.MAX_API = "1.43"
+engine_client.MIN_API = "1.40"
 
 local Client = {}
 Client.__index = Client
@@ -30,12 +30,12 @@ local function version_number(v)
   return major and tonumber(major) * 1000 + tonumber(minor) or 0
 end
 
-function engine.urlencode(s)
+function engine_client.urlencode(s)
   return (tostring(s):gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
 end
-local urlencode = engine.urlencode
+local urlencode = engine_client.urlencode
 
-function engine.query_string(query)
+function engine_client.query_string(query)
   if not query then return "" end
   local keys = {}
   for k in pairs(query) do keys[#keys + 1] = k end
@@ -132,9 +132,9 @@ end
 -- Connects and negotiates the API version. opts.host overrides DOCKER_HOST;
 -- opts.tls ({ca_file, cert_file, key_file} or false) the TLS settings
 -- DOCKER_TLS_VERIFY/DOCKER_CERT_PATH give a tcp:// host.
-function engine.connect(opts)
+function engine_client.connect(opts)
   opts = opts or {}
-  local endpoint, err = engine_io.endpoint(opts.host)
+  local endpoint, err = engine_stream.endpoint(opts.host)
   if not endpoint then return nil, err end
   endpoint = with_tls(endpoint, opts.tls)
   err = tls_file_missing(endpoint, opts.tls ~= nil)
@@ -149,12 +149,12 @@ function engine.connect(opts)
   if res.status ~= 200 then
     return nil, unreachable(endpoint, {message = ("GET /_ping answered HTTP %d: %s"):format(res.status, res.body)})
   end
-  local server = res.headers["api-version"] or engine.MIN_API
-  if version_number(server) < version_number(engine.MIN_API) then
+  local server = res.headers["api-version"] or engine_client.MIN_API
+  if version_number(server) < version_number(engine_client.MIN_API) then
     return errors.fail("docker", ("the Docker engine at %s speaks API %s; luagent needs %s or newer")
-      :format(endpoint.description, server, engine.MIN_API))
+      :format(endpoint.description, server, engine_client.MIN_API))
   end
-  local version = version_number(server) < version_number(engine.MAX_API) and server or engine.MAX_API
+  local version = version_number(server) < version_number(engine_client.MAX_API) and server or engine_client.MAX_API
   return setmetatable({
     endpoint = endpoint,
     version = version,
@@ -172,17 +172,17 @@ function Client:options(path, extra)
   return o
 end
 
--- engine.error_from_response(res, what) -> err   for an answer with an error
+-- engine_client.error_from_response(res, what) -> err   for an answer with an error
 -- status: kind not_found (404), conflict (409) or docker; status,
 -- engine_message; message "WHAT: Docker engine says: MSG (HTTP N)".
-function engine.error_from_response(res, what)
-  return engine_io.engine_error(res.status, res.body, what)
+function engine_client.error_from_response(res, what)
+  return engine_stream.engine_error(res.status, res.body, what)
 end
 
 -- client:call(method, path, body, {query, timeout}) -> decoded JSON (or true) | nil, err
 function Client:call(method, path, body, opts)
   opts = opts or {}
-  local request = self:options(path .. engine.query_string(opts.query), {
+  local request = self:options(path .. engine_client.query_string(opts.query), {
     method = method,
     timeout = opts.timeout or 120,
     headers = body ~= nil and {["content-type"] = "application/json"} or nil,
@@ -200,7 +200,7 @@ function Client:call(method, path, body, opts)
     return nil, err
   end
   if res.status < 200 or res.status >= 300 then
-    return nil, engine.error_from_response(res, method .. " " .. path)
+    return nil, engine_client.error_from_response(res, method .. " " .. path)
   end
   if res.body == "" then return true end
   if (res.headers["content-type"] or ""):find("json", 1, true) then
@@ -211,4 +211,4 @@ function Client:call(method, path, body, opts)
   return res.body
 end
 
-return engine
+return engine_client

@@ -1,11 +1,11 @@
--- luagent.sandbox.engines: the Docker engines sessions are made on — which
+-- luagent.sandbox.engine_set: the Docker engines sessions are made on — which
 -- ones (a set), where the next session goes (placement), and which answer
 -- (health). One client per engine for the whole process, connected when
 -- first needed (engine.connect negotiates the API version).
 --
 --   engines.set(opts [, option]) -> set | nil, err    the engines of sandbox.open's or sandbox.pool's
 --       options: opts.engine (a client), opts.docker_host (one address), opts.engines (a list:
---       luagent.sandbox.engine_list), else LUAGENT_ENGINES, else the default engine (DOCKER_HOST,
+--       luagent.sandbox.engine_config), else LUAGENT_ENGINES, else the default engine (DOCKER_HOST,
 --       else /var/run/docker.sock). A list that is not well formed raises when it is an option
 --       (naming `option`), and is nil, err (kind config) when it comes from LUAGENT_ENGINES.
 --   engines.configured() -> set | nil, err            LUAGENT_ENGINES or the default (the CLI's)
@@ -45,9 +45,9 @@
 local errors = require "luagent.errors"
 local loop = require "luagent.loop"
 local sys = require "luagent.sys"
-local engine = require "luagent.engine"
+local engine = require "luagent.engine_client"
 local image = require "luagent.image"
-local engine_list = require "luagent.sandbox.engine_list"
+local engine_config = require "luagent.sandbox.engine_config"
 local leftovers = require "luagent.sandbox.leftovers"
 local recovery = require "luagent.sandbox.recovery"
 
@@ -119,7 +119,7 @@ end
 local function from_env()
   local list = sys.getenv("LUAGENT_ENGINES")
   if not list or not list:match("%S") then return nil end
-  local entries, err = engine_list.parse(list, "LUAGENT_ENGINES")
+  local entries, err = engine_config.parse(list, "LUAGENT_ENGINES")
   if not entries then return nil, err end
   return listed(entries, "LUAGENT_ENGINES")
 end
@@ -141,7 +141,7 @@ function engines.set(opts, option)
   end
   if opts.docker_host then return one(opts.docker_host) end
   if opts.engines ~= nil then
-    local entries, err = engine_list.parse(opts.engines, option .. ": engines")
+    local entries, err = engine_config.parse(opts.engines, option .. ": engines")
     if not entries then error(err.message, 3) end
     return listed(entries, option .. ": engines")
   end

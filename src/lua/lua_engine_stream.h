@@ -1,13 +1,13 @@
-/* lua_engine_io: the parts of luagent.engine_io, the raw streaming half of
+/* lua_engine_stream: the parts of luagent.engine_stream, the raw streaming half of
  * the Docker Engine API client, and the little they share. One file per job:
- *   lua_engine_io.c       the module table, endpoint, engine errors
+ *   lua_engine_stream.c       the module table, endpoint, engine errors
  *   lua_exec_stream.c     exec_start and the exec stream handle
  *   lua_archive.c         put_archive, get_archive, save_archive, read_file
  *   lua_supervisor_channel.c  supervisor and the supervisor channel handle
  *   lua_supervisor_send.c     the channel's requests and a pack's sinks
- * The engine client itself (JSON calls, versions) is lua/luagent/engine.lua. */
-#ifndef LUAGENT_LUA_ENGINE_IO_H
-#define LUAGENT_LUA_ENGINE_IO_H
+ * The engine client itself (JSON calls, versions) is lua/luagent/engine_client.lua. */
+#ifndef LUAGENT_LUA_ENGINE_STREAM_H
+#define LUAGENT_LUA_ENGINE_STREAM_H
 
 #include <lua.h>
 

@@ -1,9 +1,9 @@
--- luagent.sandbox.engine_list: reading a list of Docker engines — the
+-- luagent.sandbox.engine_config: reading a list of Docker engines — the
 -- `engines` option of sandbox.open and sandbox.pool, sandbox.defaults.engines,
 -- and the environment's LUAGENT_ENGINES — into checked entries. Nothing here
--- talks to an engine (luagent.sandbox.engines does).
+-- talks to an engine (luagent.sandbox.engine_set does).
 --
---   engine_list.parse(list, option) -> entries | nil, err
+--   engine_config.parse(list, option) -> entries | nil, err
 --       list: a comma-separated string ("unix:///var/run/docker.sock, tcp://build-2:2376#8") or a
 --       table whose items are such strings or {host = URL, capacity = N, tls = ...}; option: how
 --       to name it in messages ("sandbox.open: engines", "LUAGENT_ENGINES"). err: kind config,
@@ -11,7 +11,7 @@
 --   entry = {host = URL, capacity = N | nil, where = 'entry 2 ("tcp://...")',
 --            tls = nil (DOCKER_TLS_VERIFY's convention) | false | {ca_file, cert_file, key_file},
 --            tls_from = where TLS comes from (nil: none)}
---   engine_list.describe(entry) -> "tcp://host:2376 (capacity 8, TLS)"
+--   engine_config.describe(entry) -> "tcp://host:2376 (capacity 8, TLS)"
 --
 -- An address is unix:///absolute/path or tcp://HOST:PORT (HOST a name, an
 -- IPv4 address or [an IPv6 one]); a capacity is "URL#N" or capacity = N, a
@@ -24,7 +24,7 @@
 local errors = require "luagent.errors"
 local sys = require "luagent.sys"
 
-local engine_list = {}
+local engine_config = {}
 
 local ENTRY_KEYS = {host = true, capacity = true, tls = true}
 
@@ -162,7 +162,7 @@ local function entry_of(item, option, index)
   return e
 end
 
-function engine_list.parse(list, option)
+function engine_config.parse(list, option)
   local items = list
   if type(list) == "string" then
     items = {}
@@ -186,11 +186,11 @@ function engine_list.parse(list, option)
   return entries
 end
 
-function engine_list.describe(e)
+function engine_config.describe(e)
   local extras = {}
   if e.capacity then extras[#extras + 1] = "capacity " .. e.capacity end
   if e.tls_from then extras[#extras + 1] = "TLS: " .. e.tls_from end
   return #extras > 0 and ("%s (%s)"):format(e.host, table.concat(extras, ", ")) or e.host
 end
 
-return engine_list
+return engine_config
