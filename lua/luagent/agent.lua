@@ -14,7 +14,8 @@
 --   }
 --   local result = analyst:run("Find the anomaly in input/building_energy.csv")
 --   -- result = {output, value, turns, usage, cost, transcript, stopped_by = "answer" | "max_turns"
---   --           | "budget" | "error" | "invalid_output" | "refused", error, output_errors,
+--   --           | "budget" | "error" | "invalid_output" | "refused" | "length" | "context_window", error,
+--   --           output_errors,
 --   --           missing_outputs, duration}
 --
 -- The loop: call the model; run the tool calls it asks for (several at once
@@ -420,7 +421,9 @@ function Run:model_turn(turn)
   for k in pairs(self.usage) do self.usage[k] = self.usage[k] + (result.usage[k] or 0) end
   if result.cost then self.cost = self.cost + result.cost else self.cost_known = false end
   local calls = calls_of(result)
-  self.messages[#self.messages + 1] = {role = "assistant", content = result.text, tool_calls = calls}
+  -- provider_items: what the provider needs back verbatim (reasoning, thinking, phases)
+  self.messages[#self.messages + 1] = {role = "assistant", content = result.text, tool_calls = calls,
+                                       provider_items = result.provider_items}
   local names = {}
   for i, c in ipairs(calls) do names[i] = c.name end
   self:emit({type = "agent_turn", turn = turn, text = result.text, tool_calls = names, usage = result.usage,
@@ -444,6 +447,14 @@ function Run:result(stopped_by, output, err)
              error = err and err.message, duration = result.duration})
   return result
 end
+
+-- finish reasons of an answer that is not whole: "continue" (send it back,
+-- the model goes on), else why it stopped (the run's stopped_by is the reason)
+local CUT_OFF = {
+  pause = "continue",
+  length = "the answer was cut at the output token limit (max_tokens)",
+  context_window = "the conversation no longer fits the model's context window",
+}
 
 local function last_text(messages)
   for i = #messages, 1, -1 do
@@ -475,7 +486,15 @@ function Run:go()
     local response, err = self:model_turn(self.turns)
     if not response and is_cancel(err) then error(err, 0) end
     if not response then return self:result("error", last_text(self.messages), err) end
-    if self:is_answer(response) then
+    local cut = CUT_OFF[response.finish_reason]
+    if cut and #response.tool_calls == 0 then
+      -- never taken as final: a paused turn goes back as it is and the model
+      -- goes on; an answer cut by a limit stops the run, saying which
+      if cut ~= "continue" then
+        self:emit({type = "agent_limit", reason = cut})
+        return self:result(response.finish_reason, response.text or last_text(self.messages))
+      end
+    elseif self:is_answer(response) then
       local answer = self:checked_answer(response)
       if answer then
         local missing = self:missing_outputs()

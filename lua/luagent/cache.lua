@@ -222,7 +222,8 @@ function Cache:stored(look, result)
     v = VERSION, key = look.key, created = os.time(), provider = result.provider, model = result.model,
     request = look.request, cost = result.cost, duration = result.duration,
     result = {text = result.text, tool_calls = json.array(calls), finish_reason = result.finish_reason,
-              usage = result.usage, model = result.model},
+              usage = result.usage, model = result.model, provider_items = result.provider_items,
+              commentary = result.commentary},
   })
 end
 

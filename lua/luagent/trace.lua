@@ -50,6 +50,10 @@ end
 
 local MAX_STRING = 200000
 
+-- Fields a provider sends encrypted or signed, to be passed back and never
+-- read: the trace shows their size (they stay whole in recordings and the cache).
+local OPAQUE = {encrypted_content = true, signature = true}
+
 local function sanitize(v, seen)
   local t = type(v)
   if t == "string" then
@@ -71,7 +75,11 @@ local function sanitize(v, seen)
     local out = json.is_array(v) and json.array{} or {}
     for k, item in pairs(v) do
       local key = (type(k) == "string" or math.type(k) == "integer") and k or tostring(k)
-      out[key] = sanitize(item, seen)
+      if OPAQUE[key] and type(item) == "string" then
+        out[key] = ("[%d bytes, %s: not shown]"):format(#item, key == "signature" and "signature" or "encrypted")
+      else
+        out[key] = sanitize(item, seen)
+      end
     end
     seen[v] = nil
     return out

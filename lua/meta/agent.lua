@@ -101,8 +101,10 @@
 ---@field cost number? US dollars; nil when some price is unknown
 ---@field transcript luagent.Message[] every message, for a later run{messages = ...}
 ---invalid_output: turns ran out on an answer that did not match its schema;
----refused: the model refused (OpenAI), `output` is the refusal.
----@field stopped_by "answer"|"max_turns"|"budget"|"error"|"invalid_output"|"refused"
+---refused: the model refused (OpenAI), `output` is the refusal; length: the answer was cut at the output
+---token limit; context_window: the conversation outgrew the model's context window (neither is ever
+---taken as a final answer).
+---@field stopped_by "answer"|"max_turns"|"budget"|"error"|"invalid_output"|"refused"|"length"|"context_window"
 ---@field error luagent.Error? the model's error when stopped_by is "error"
 ---@field missing_outputs string[]? declared outputs that never appeared
 ---@field duration number seconds

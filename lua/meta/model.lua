@@ -43,6 +43,7 @@
 ---@field tool_call_id string? a tool result's call id
 ---@field name string? a tool result's tool name
 ---@field is_error boolean? a tool result that reports a failure
+---@field provider_items table? an assistant turn's items the provider sent, passed back verbatim to the same provider
 
 ---A tool as the model sees it (luagent.tools makes the full tool tables).
 ---@class luagent.ToolSpec
@@ -77,7 +78,7 @@
 ---@field input_tokens integer tokens read (cached ones included)
 ---@field output_tokens integer tokens written
 ---@field cached_tokens integer input tokens served from the provider's cache
----@field cache_write_tokens integer? input tokens written to the cache (Anthropic)
+---@field cache_write_tokens integer? input tokens written to the provider's cache
 ---@field reasoning_tokens integer? output tokens spent reasoning (OpenAI)
 ---@field estimated boolean? counted by estimate (the scripted model: 4 characters a token)
 
@@ -85,7 +86,11 @@
 ---@class luagent.CompleteResult
 ---@field text string? the answer's text (nil when it only calls tools)
 ---@field tool_calls luagent.ToolCall[] the tools it asks for (empty when none)
----@field finish_reason "stop"|"tool_calls"|"length"|"content_filter"|string
+---@field finish_reason "stop"|"tool_calls"|"length"|"content_filter"|"pause"|"context_window"|string pause: the
+---provider paused a long turn (send it back to continue); context_window: the conversation no longer fits
+---@field commentary string? Responses: the text of messages marked as commentary (a preamble), not part of `text`
+---@field provider_items table? what the provider needs back verbatim in the next request (reasoning items,
+---thinking blocks with their signatures, message phases): kept on the assistant message of the transcript
 ---@field usage luagent.Usage
 ---@field cost number? US dollars; nil when the price is unknown (never a wrong number)
 ---@field provider string
@@ -127,6 +132,9 @@
 ---@field temperature? number
 ---@field max_tokens? integer
 ---@field max_tokens_field? string openai: "max_completion_tokens" for reasoning models
+---@field reasoning? {effort?: string, summary?: string, budget_tokens?: integer} a reasoning model's setting:
+---openai_responses sends `reasoning` (effort, summary) and asks for the encrypted reasoning to pass back;
+---anthropic: budget_tokens turns extended thinking on (and leaves temperature out, as the API requires)
 ---@field stream_usage? boolean openai: false for servers that reject stream_options
 
 ---What model.from takes (a recipe's YAML `model:` section).

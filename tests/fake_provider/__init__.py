@@ -137,6 +137,27 @@ A step is a JSON object. Forms (keys may combine as noted):
    deltas); Responses: a message item whose content is {"type": "refusal",
    "refusal"} (streamed as response.refusal.delta / .done).
 
+10. Shapes the services send beside text and tool calls (reply-step keys; each
+   combines with form 1):
+     "usage": {"cache_write_tokens": N}   input tokens written to the cache: Chat
+        prompt_tokens_details.cache_write_tokens, Responses
+        input_tokens_details.cache_write_tokens, Anthropic cache_creation_input_tokens
+        (Anthropic's input_tokens then leaves out both cache reads and writes)
+     "delta_usage": {...}   Anthropic stream: the message_delta's usage verbatim
+        (null counters allowed, as the SDK's types allow)
+     "repeat_names": true   Chat stream: every tool-call delta repeats the function
+        name (as some compatible servers do)
+     "phase": "final_answer" | "commentary"   Responses: the phase of the reply's message
+     "messages": [{"text", "phase"}]   Responses: message items of their own before the
+        reply's message
+     "reasoning": [{"summary", "encrypted_content"}]   Responses: reasoning items first
+        in the output (streamed as output_item.added without, and .done with, its content)
+     "thinking": [{"thinking", "signature"} | {"redacted": "data"}]   Anthropic: thinking
+        and redacted_thinking blocks first in the content (streamed as thinking_delta
+        pieces, then a signature_delta)
+   A "finish" such as "pause_turn" or "model_context_window_exceeded" is passed
+   through as the stop reason.
+
 Structured requests are checked as the real services check them: a Chat
 Completions response_format / Responses text.format of type json_schema needs a
 name (a-z, A-Z, 0-9, _ and -, at most 64) and a schema whose root is an object;

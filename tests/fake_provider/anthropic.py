@@ -10,16 +10,27 @@ def anthropic_stop(reply):
 
 
 def anthropic_usage(reply, output_tokens):
+    """The service counts cache reads and writes apart from input_tokens."""
     return {
-        "input_tokens": max(0, reply.input_tokens - reply.cached_tokens),
-        "cache_creation_input_tokens": 0,
+        "input_tokens": max(0, reply.input_tokens - reply.cached_tokens - reply.cache_write_tokens),
+        "cache_creation_input_tokens": reply.cache_write_tokens,
         "cache_read_input_tokens": reply.cached_tokens,
         "output_tokens": output_tokens,
     }
 
 
+def thinking_block(spec):
+    """A step's thinking entry as the block the service sends: {"thinking", "signature"}
+    or, with "redacted", a redacted_thinking block whose data is that string."""
+    if "redacted" in spec:
+        return {"type": "redacted_thinking", "data": spec["redacted"]}
+    return {"type": "thinking", "thinking": spec.get("thinking", ""),
+            "signature": spec.get("signature", "sig_fake")}
+
+
 def anthropic_content(reply):
-    blocks = [{"type": "text", "text": reply.text}] if reply.has_text_block else []
+    blocks = [thinking_block(t) for t in reply.thinking]
+    blocks += [{"type": "text", "text": reply.text}] if reply.has_text_block else []
     return blocks + [{"type": "tool_use", "id": c.anthropic_id, "name": c.name,
                       "input": c.anthropic_input()} for c in reply.calls]
 
@@ -51,6 +62,15 @@ def anthropic_event(kind, fields=None):
 def anthropic_blocks(reply):
     """(start block, [delta, ...]) per content block, in order."""
     blocks = []
+    for spec in reply.thinking:
+        block = thinking_block(spec)
+        if block["type"] == "redacted_thinking":
+            blocks.append((block, []))
+            continue
+        deltas = [{"type": "thinking_delta", "thinking": p}
+                  for p in pieces(block["thinking"], reply.chunk)]
+        blocks.append(({"type": "thinking", "thinking": "", "signature": ""},
+                       deltas + [{"type": "signature_delta", "signature": block["signature"]}]))
     if reply.has_text_block:
         blocks.append(({"type": "text", "text": ""},
                        [{"type": "text_delta", "text": p}
@@ -74,8 +94,10 @@ def anthropic_stream(reply):
         events += [anthropic_event("content_block_delta", {"index": index, "delta": d})
                    for d in deltas]
         events.append(anthropic_event("content_block_stop", {"index": index}))
+    usage = reply.delta_usage if reply.delta_usage is not None else anthropic_usage(
+        reply, reply.output_tokens)
     events.append(anthropic_event("message_delta", {
         "delta": {"stop_reason": anthropic_stop(reply), "stop_sequence": None},
-        "usage": anthropic_usage(reply, reply.output_tokens)}))
+        "usage": usage}))
     events.append(anthropic_event("message_stop"))
     return events

@@ -14,7 +14,8 @@ def chat_usage(reply):
         "prompt_tokens": reply.input_tokens,
         "completion_tokens": reply.output_tokens,
         "total_tokens": reply.input_tokens + reply.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0,
+                                  "cache_write_tokens": reply.cache_write_tokens},
         "completion_tokens_details": {
             "reasoning_tokens": 0,
             "audio_tokens": 0,
@@ -92,7 +93,9 @@ def chat_stream(reply):
         events.append(event({"tool_calls": [{
             "index": i, "id": call.openai_id, "type": "function",
             "function": {"name": call.name, "arguments": ""}}]}))
-        events += [event({"tool_calls": [{"index": i, "function": {"arguments": p}}]})
+        # some compatible servers repeat the name in every chunk (step "repeat_names")
+        again = {"name": call.name} if reply.repeat_names else {}
+        events += [event({"tool_calls": [{"index": i, "function": dict(again, arguments=p)}]})
                    for p in pieces(call.arguments, reply.chunk)]
     events.append(event({}, chat_finish(reply)))
     if include_usage:

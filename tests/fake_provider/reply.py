@@ -31,6 +31,22 @@ class Call:
         return self.input if self.input is not None else {"_raw": self.arguments}
 
 
+class Message:
+    """An extra Responses message item before the reply's own (step "messages")."""
+    def __init__(self, spec, n, i):
+        self.id = "msg_fake_%d_%d" % (n, i)
+        self.text = spec.get("text", "")
+        self.phase = spec.get("phase")
+
+
+class Reasoning:
+    """A Responses reasoning item (step "reasoning")."""
+    def __init__(self, spec, n, i):
+        self.id = "rs_fake_%d_%d" % (n, i)
+        self.summary = spec.get("summary")
+        self.encrypted_content = spec.get("encrypted_content")
+
+
 class Reply:
     def __init__(self, step, body, queue, late=False):
         request = body if isinstance(body, dict) else {}
@@ -50,6 +66,14 @@ class Reply:
         self.input_tokens = int(usage["input_tokens"])
         self.output_tokens = int(usage["output_tokens"])
         self.cached_tokens = int(usage["cached_tokens"])
+        self.cache_write_tokens = int(usage["cache_write_tokens"])
+        # the shapes the services send beside text and calls (__init__.py, step form 10)
+        self.phase = step.get("phase")
+        self.messages = [Message(m, self.n, i) for i, m in enumerate(step.get("messages") or [])]
+        self.reasoning = [Reasoning(r, self.n, i) for i, r in enumerate(step.get("reasoning") or [])]
+        self.thinking = list(step.get("thinking") or [])
+        self.delta_usage = step.get("delta_usage")
+        self.repeat_names = bool(step.get("repeat_names"))
         finish = step.get("finish") or DEFAULT_FINISH
         self.finish = "tool" if self.calls and finish == DEFAULT_FINISH else finish
         self.model = step.get("model") or request.get("model") or DEFAULT_MODEL

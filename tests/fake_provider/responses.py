@@ -7,7 +7,8 @@ from .common import pieces, sse
 def responses_usage(reply):
     return {
         "input_tokens": reply.input_tokens,
-        "input_tokens_details": {"cached_tokens": reply.cached_tokens},
+        "input_tokens_details": {"cached_tokens": reply.cached_tokens,
+                                 "cache_write_tokens": reply.cache_write_tokens},
         "output_tokens": reply.output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": reply.input_tokens + reply.output_tokens,
@@ -27,8 +28,28 @@ def responses_message_item(reply, status="completed", content=None):
         content = [responses_refusal_part(reply.refusal)]
     if content is None:
         content = [responses_text_part(reply.text)]
-    return {"type": "message", "id": reply.msg_id, "status": status,
+    item = {"type": "message", "id": reply.msg_id, "status": status,
             "role": "assistant", "content": content}
+    if reply.phase:
+        item["phase"] = reply.phase
+    return item
+
+
+def responses_extra_message(msg, status="completed", content=None):
+    """One of the step's "messages": a message item of its own, with its phase."""
+    item = {"type": "message", "id": msg.id, "status": status, "role": "assistant",
+            "content": [responses_text_part(msg.text)] if content is None else content}
+    if msg.phase:
+        item["phase"] = msg.phase
+    return item
+
+
+def responses_reasoning_item(r):
+    summary = [{"type": "summary_text", "text": r.summary}] if r.summary else []
+    item = {"type": "reasoning", "id": r.id, "summary": summary}
+    if r.encrypted_content is not None:
+        item["encrypted_content"] = r.encrypted_content
+    return item
 
 
 def responses_call_item(call, status="completed", arguments=None):
@@ -39,7 +60,9 @@ def responses_call_item(call, status="completed", arguments=None):
 
 
 def responses_output(reply):
-    output = [responses_message_item(reply)] if reply.has_text_block else []
+    output = [responses_reasoning_item(r) for r in reply.reasoning]
+    output += [responses_extra_message(m) for m in reply.messages]
+    output += [responses_message_item(reply)] if reply.has_text_block else []
     return output + [responses_call_item(c) for c in reply.calls]
 
 
@@ -118,6 +141,29 @@ def responses_message_events(reply, index):
     return events
 
 
+def responses_extra_events(reply, msg, index):
+    """(type, fields) pairs for one streamed extra message item."""
+    ids = {"item_id": msg.id, "output_index": index, "content_index": 0}
+    return [
+        ("response.output_item.added",
+         {"output_index": index, "item": responses_extra_message(msg, "in_progress", [])}),
+        ("response.content_part.added", dict(ids, part=responses_text_part(""))),
+    ] + [("response.output_text.delta", dict(ids, delta=p, logprobs=[]))
+         for p in pieces(msg.text, reply.chunk)] + [
+        ("response.output_text.done", dict(ids, text=msg.text, logprobs=[])),
+        ("response.content_part.done", dict(ids, part=responses_text_part(msg.text))),
+        ("response.output_item.done", {"output_index": index, "item": responses_extra_message(msg)}),
+    ]
+
+
+def responses_reasoning_events(r, index):
+    """A reasoning item streams as added (no encrypted content yet) and done (the whole item)."""
+    started = {"type": "reasoning", "id": r.id, "summary": []}
+    return [("response.output_item.added", {"output_index": index, "item": started}),
+            ("response.output_item.done", {"output_index": index,
+                                           "item": responses_reasoning_item(r)})]
+
+
 def responses_call_events(reply, call, index):
     """(type, fields) pairs for one streamed function-call item."""
     ids = {"item_id": call.item_id, "output_index": index}
@@ -147,6 +193,12 @@ def responses_stream(reply):
     pairs = [("response.created", {"response": started}),
              ("response.in_progress", {"response": started})]
     index = 0
+    for r in reply.reasoning:
+        pairs += responses_reasoning_events(r, index)
+        index += 1
+    for msg in reply.messages:
+        pairs += responses_extra_events(reply, msg, index)
+        index += 1
     if reply.has_text_block:
         pairs += responses_message_events(reply, index)
         index += 1

@@ -338,7 +338,9 @@ t.test("images go to each provider in its own form", function()
   t.same(oa[3], {role = "tool", tool_call_id = "v1", content = "energy.png"})
   t.eq(oa[4].role, "user")
   t.same(oa[4].content[2], {type = "image_url", image_url = {url = "data:image/png;base64," .. png}})
-  t.same(bodies.openai_responses.input[4].content[2], {type = "input_image", image_url = "data:image/png;base64," .. png})
+  -- detail is required by the Responses schema (issue 18, defect 9): "auto" lets the service choose
+  t.same(bodies.openai_responses.input[4].content[2], {type = "input_image", image_url = "data:image/png;base64," .. png,
+                                                       detail = "auto"})
   local result = bodies.anthropic.messages[3].content[1]
   t.eq(result.type, "tool_result")
   t.same(result.content[2], {type = "image", source = {type = "base64", media_type = "image/png", data = png}})

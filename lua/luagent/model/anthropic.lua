@@ -33,6 +33,8 @@ local function image_block(part)
   return {type = "image", source = {type = "base64", media_type = part.media_type, data = part.data}}
 end
 
+-- Content as blocks. The API refuses a text block without a character, so
+-- empty text (a tool result made only of images) sends none.
 local function blocks(value)
   local out = json.array{}
   if type(value) == "string" then
@@ -40,10 +42,22 @@ local function blocks(value)
     return out
   end
   for _, part in ipairs(value or {}) do
-    if part.type == "text" then out[#out + 1] = {type = "text", text = part.text}
+    if part.type == "text" and type(part.text) == "string" and part.text ~= "" then
+      out[#out + 1] = {type = "text", text = part.text}
     elseif part.type == "image" then out[#out + 1] = image_block(part) end
   end
   return out
+end
+
+-- The blocks of an assistant turn this API sent, kept verbatim (thinking and
+-- redacted_thinking with their signatures come first): the API requires them
+-- back with the tool_use they led to. nil for a turn another provider made.
+local function own_blocks(msg)
+  local items = msg.provider_items
+  if type(items) == "table" and items.wire == wire.name and type(items.blocks) == "table" then
+    return json.array{table.unpack(items.blocks)}
+  end
+  return nil
 end
 
 local function tool_input(call)
@@ -69,9 +83,12 @@ function wire.messages(messages)
     elseif msg.role == "user" then
       push("user", blocks(msg.content))
     elseif msg.role == "assistant" then
-      local b = blocks(msg.content and content.text_of(msg.content) or "")
-      for _, call in ipairs(msg.tool_calls or {}) do
-        b[#b + 1] = {type = "tool_use", id = call.id, name = call.name, input = tool_input(call)}
+      local b = own_blocks(msg)
+      if not b then
+        b = blocks(msg.content and content.text_of(msg.content) or "")
+        for _, call in ipairs(msg.tool_calls or {}) do
+          b[#b + 1] = {type = "tool_use", id = call.id, name = call.name, input = tool_input(call)}
+        end
       end
       if #b > 0 then push("assistant", b) end -- an empty turn is refused by the API
     else
@@ -127,28 +144,52 @@ function wire.body(m, req)
     body.tool_choice = wire.tool_choice(req.tool_choice)
   end
   if req.output then with_output(req, body) end
-  body.temperature = req.temperature or m.temperature
+  local budget = type(m.reasoning) == "table" and m.reasoning.budget_tokens
+  if budget then
+    -- extended thinking: the API takes no temperature with it
+    body.thinking = {type = "enabled", budget_tokens = budget}
+  else
+    body.temperature = req.temperature or m.temperature
+  end
   if req.stream then body.stream = true end
   return body
 end
 
+-- stop_reason -> finish_reason. pause_turn (a long turn the API paused: send
+-- it back to continue) and model_context_window_exceeded are not a final
+-- answer: the agent continues, or stops saying why.
 local STOP = {end_turn = "stop", stop_sequence = "stop", tool_use = "tool_calls", max_tokens = "length",
-              refusal = "content_filter", pause_turn = "stop"}
+              refusal = "content_filter", pause_turn = "pause", model_context_window_exceeded = "context_window"}
+
+local function count(v)
+  return type(v) == "number" and v or 0
+end
 
 -- Anthropic counts cache reads and writes apart from input_tokens; luagent's
--- input_tokens is every input token.
+-- input_tokens is every input token. Any counter may be null (the SDK's types
+-- allow it): it counts 0.
 local function usage_of(u)
   if type(u) ~= "table" then return nil end
-  local read = type(u.cache_read_input_tokens) == "number" and u.cache_read_input_tokens or 0
-  local written = type(u.cache_creation_input_tokens) == "number" and u.cache_creation_input_tokens or 0
-  return {input_tokens = (u.input_tokens or 0) + read + written, output_tokens = u.output_tokens or 0,
+  local read, written = count(u.cache_read_input_tokens), count(u.cache_creation_input_tokens)
+  return {input_tokens = count(u.input_tokens) + read + written, output_tokens = count(u.output_tokens),
           cached_tokens = read, cache_write_tokens = written}
+end
+
+local THINKING = {thinking = true, redacted_thinking = true}
+
+-- The result's provider_items when the turn has thinking: every block, verbatim.
+local function kept_blocks(list)
+  for _, b in ipairs(list) do
+    if THINKING[b.type] then return {wire = wire.name, blocks = list} end
+  end
+  return nil
 end
 
 function wire.parse(_, msg)
   if type(msg.content) ~= "table" then return provider.unexpected("no content") end
   local text, calls = {}, {}
   for _, block in ipairs(msg.content) do
+    if type(block) ~= "table" then return provider.unexpected("a content block that is not an object") end
     if block.type == "text" and type(block.text) == "string" then
       text[#text + 1] = block.text
     elseif block.type == "tool_use" then
@@ -158,7 +199,8 @@ function wire.parse(_, msg)
     end
   end
   return {text = content.join(text), tool_calls = calls, finish_reason = STOP[msg.stop_reason] or "stop",
-          usage = usage_of(msg.usage), model = type(msg.model) == "string" and msg.model or nil, id = msg.id}
+          usage = usage_of(msg.usage), model = type(msg.model) == "string" and msg.model or nil, id = msg.id,
+          provider_items = kept_blocks(msg.content)}
 end
 
 -- ---- streaming: message_start, content_block_*, message_delta, message_stop ----
@@ -172,8 +214,11 @@ end
 local ERROR_KINDS = {overloaded_error = "server", api_error = "server", rate_limit_error = "rate_limit",
                      authentication_error = "auth", permission_error = "auth", invalid_request_error = "bad_request"}
 
+-- message_delta's usage is cumulative; a null counter keeps the earlier one.
 local function merge_usage(into, usage)
-  for k, v in pairs(type(usage) == "table" and usage or {}) do into[k] = v end
+  for k, v in pairs(type(usage) == "table" and usage or {}) do
+    if type(v) == "number" then into[k] = v end
+  end
 end
 
 function Stream:on_data(data, kind)
@@ -182,7 +227,8 @@ function Stream:on_data(data, kind)
     merge_usage(self.usage, data.message.usage)
   elseif kind == "content_block_start" and type(data.content_block) == "table" then
     local b = data.content_block
-    self.blocks[#self.blocks + 1] = {index = data.index, type = b.type, id = b.id, name = b.name, pieces = {}}
+    self.blocks[#self.blocks + 1] = {index = data.index, type = b.type, id = b.id, name = b.name, pieces = {},
+                                     signature = b.signature, data = b.data}
   elseif kind == "content_block_delta" and type(data.delta) == "table" then
     local block = self.blocks[#self.blocks]
     if not block then return true end
@@ -190,6 +236,10 @@ function Stream:on_data(data, kind)
       self:add_text(data.delta.text, block.pieces)
     elseif data.delta.type == "input_json_delta" and type(data.delta.partial_json) == "string" then
       block.pieces[#block.pieces + 1] = data.delta.partial_json
+    elseif data.delta.type == "thinking_delta" and type(data.delta.thinking) == "string" then
+      block.pieces[#block.pieces + 1] = data.delta.thinking
+    elseif data.delta.type == "signature_delta" and type(data.delta.signature) == "string" then
+      block.signature = data.delta.signature
     end
   elseif kind == "message_delta" then
     if type(data.delta) == "table" then self.stop_reason = data.delta.stop_reason end
@@ -207,15 +257,33 @@ function Stream:missing()
   return not self.done and "message_stop" or nil
 end
 
--- A block's pieces are its text or its tool call's arguments.
+-- A streamed block as the API sends it whole (for provider_items).
+local function whole_block(b, call)
+  if b.type == "thinking" then return {type = "thinking", thinking = table.concat(b.pieces), signature = b.signature} end
+  if b.type == "redacted_thinking" then return {type = "redacted_thinking", data = b.data} end
+  if b.type == "text" then return {type = "text", text = table.concat(b.pieces)} end
+  if b.type == "tool_use" and call then
+    return {type = "tool_use", id = call.id, name = call.name,
+            input = type(call.arguments) == "table" and call.arguments or {}}
+  end
+  return nil
+end
+
+-- A block's pieces are its text, its thinking or its tool call's arguments.
 function Stream:result()
-  local text, calls = {}, {}
+  local text, uses = {}, {}
   for _, b in ipairs(self.blocks) do
     if b.type == "text" then text[#text + 1] = table.concat(b.pieces)
-    elseif b.type == "tool_use" then calls[#calls + 1] = b end
+    elseif b.type == "tool_use" then uses[#uses + 1] = b end
   end
-  return {text = content.join(text), tool_calls = stream.tool_calls(calls), finish_reason = STOP[self.stop_reason] or "stop",
-          usage = usage_of(self.usage), model = self.model, id = self.id}
+  local calls = stream.tool_calls(uses)
+  local whole, n = {}, 0
+  for _, b in ipairs(self.blocks) do
+    if b.type == "tool_use" then n = n + 1 end
+    whole[#whole + 1] = whole_block(b, b.type == "tool_use" and calls[n] or nil)
+  end
+  return {text = content.join(text), tool_calls = calls, finish_reason = STOP[self.stop_reason] or "stop",
+          usage = usage_of(self.usage), model = self.model, id = self.id, provider_items = kept_blocks(whole)}
 end
 
 return wire

@@ -70,7 +70,7 @@ local function from_cache(m, req, look, body, url, started)
   for i, c in ipairs(stored.tool_calls) do calls[i] = content.tool_call(c.id, c.name, c.arguments_json) end
   local result = {text = stored.text, tool_calls = calls, finish_reason = stored.finish_reason, usage = stored.usage,
                   model = stored.model or m.model, provider = m.provider, cost = 0, saved_cost = entry.cost,
-                  cached = true, attempts = 0}
+                  cached = true, attempts = 0, provider_items = stored.provider_items, commentary = stored.commentary}
   if req.on_delta and result.text and result.text ~= "" then req.on_delta(result.text) end
   result.duration = loop.now() - started
   events.emit({type = "model_response", provider = m.provider, model = m.model, attempts = 0, cached = true,
@@ -162,7 +162,7 @@ function client.new(wire, opts)
     timeout = opts.timeout or DEFAULTS.timeout, connect_timeout = opts.connect_timeout or DEFAULTS.connect_timeout,
     idle_timeout = opts.idle_timeout or DEFAULTS.idle_timeout, deadline = opts.deadline or DEFAULTS.deadline,
     retry = opts.retry or retry.default, headers = opts.headers, extra = opts.extra, prices = opts.prices,
-    temperature = opts.temperature, max_tokens = opts.max_tokens,
+    temperature = opts.temperature, max_tokens = opts.max_tokens, reasoning = opts.reasoning,
     totals = {calls = 0, input_tokens = 0, output_tokens = 0, cached_tokens = 0, cost = 0},
   }, Model)
   for k, v in pairs(wire.options and wire.options(opts) or {}) do m[k] = v end

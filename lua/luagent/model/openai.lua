@@ -132,9 +132,10 @@ local function usage_of(u)
   if type(u) ~= "table" then return nil end
   local details = type(u.prompt_tokens_details) == "table" and u.prompt_tokens_details or {}
   local out_details = type(u.completion_tokens_details) == "table" and u.completion_tokens_details or {}
-  return {input_tokens = u.prompt_tokens or 0, output_tokens = u.completion_tokens or 0,
-          cached_tokens = type(details.cached_tokens) == "number" and details.cached_tokens or 0,
-          reasoning_tokens = type(out_details.reasoning_tokens) == "number" and out_details.reasoning_tokens or nil}
+  local function n(v) return type(v) == "number" and v or nil end
+  return {input_tokens = n(u.prompt_tokens) or 0, output_tokens = n(u.completion_tokens) or 0,
+          cached_tokens = n(details.cached_tokens) or 0, cache_write_tokens = n(details.cache_write_tokens),
+          reasoning_tokens = n(out_details.reasoning_tokens)}
 end
 wire.usage_of = usage_of
 
@@ -176,7 +177,9 @@ function Stream:call_piece(d)
   end
   call.id = text_or_nil(d.id) or call.id
   local fn = type(d["function"]) == "table" and d["function"] or {}
-  if type(fn.name) == "string" then call.name = (call.name or "") .. fn.name end
+  -- the name is assigned, as the official SDK does: some compatible servers
+  -- repeat it in every chunk, and appending made "get_weatherget_weather"
+  if type(fn.name) == "string" and fn.name ~= "" then call.name = fn.name end
   if type(fn.arguments) == "string" then call.pieces[#call.pieces + 1] = fn.arguments end
 end
 

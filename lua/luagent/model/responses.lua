@@ -21,8 +21,21 @@ local wire = {
   headers = chat.headers,
 }
 
+-- detail is required by the schema: "auto" lets the service choose.
 local function image_part(part)
-  return {type = "input_image", image_url = content.data_url(part)}
+  return {type = "input_image", image_url = content.data_url(part), detail = part.detail or "auto"}
+end
+
+-- The output items of a turn this API sent (reasoning with its encrypted
+-- content, messages with their phase, function calls), kept verbatim: a
+-- stateless request (store = false) passes them back as they came.
+-- nil for a turn another provider made.
+local function own_items(msg)
+  local items = msg.provider_items
+  if type(items) == "table" and items.wire == wire.name and type(items.output) == "table" then
+    return items.output
+  end
+  return nil
 end
 
 local function user_item(value)
@@ -54,6 +67,8 @@ function wire.input(messages)
       instructions[#instructions + 1] = content.text_of(msg.content)
     elseif msg.role == "user" then
       items[#items + 1] = user_item(msg.content)
+    elseif msg.role == "assistant" and own_items(msg) then
+      for _, item in ipairs(own_items(msg)) do items[#items + 1] = item end
     elseif msg.role == "assistant" then
       local text = msg.content and content.text_of(msg.content) or ""
       if text ~= "" then items[#items + 1] = {role = "assistant", content = text} end
@@ -87,6 +102,11 @@ end
 function wire.body(m, req)
   local input, instructions = wire.input(req.messages)
   local body = {model = m.model, input = input, instructions = instructions, store = false}
+  if m.reasoning then
+    -- stateless: ask for the reasoning encrypted, to pass it back next turn
+    body.reasoning = {effort = m.reasoning.effort, summary = m.reasoning.summary}
+    body.include = json.array{"reasoning.encrypted_content"}
+  end
   if req.tools and #req.tools > 0 then
     body.tools = wire.tools(req.tools)
     body.tool_choice = wire.tool_choice(req.tool_choice)
@@ -107,9 +127,29 @@ local function usage_of(u)
   if type(u) ~= "table" then return nil end
   local inner = type(u.input_tokens_details) == "table" and u.input_tokens_details or {}
   local outer = type(u.output_tokens_details) == "table" and u.output_tokens_details or {}
-  return {input_tokens = u.input_tokens or 0, output_tokens = u.output_tokens or 0,
-          cached_tokens = type(inner.cached_tokens) == "number" and inner.cached_tokens or 0,
-          reasoning_tokens = type(outer.reasoning_tokens) == "number" and outer.reasoning_tokens or nil}
+  local function n(v) return type(v) == "number" and v or nil end
+  return {input_tokens = n(u.input_tokens) or 0, output_tokens = n(u.output_tokens) or 0,
+          cached_tokens = n(inner.cached_tokens) or 0, cache_write_tokens = n(inner.cache_write_tokens),
+          reasoning_tokens = n(outer.reasoning_tokens)}
+end
+
+-- The text of a message item: its output_text parts, as one.
+local function message_text(item, refusal)
+  local parts = {}
+  for _, part in ipairs(type(item.content) == "table" and item.content or {}) do
+    if part.type == "output_text" and type(part.text) == "string" then parts[#parts + 1] = part.text end
+    if part.type == "refusal" and type(part.refusal) == "string" then refusal[#refusal + 1] = part.refusal end
+  end
+  return table.concat(parts)
+end
+
+-- Items worth passing back verbatim: anything but plain messages and calls
+-- (a reasoning item), or a message with a phase.
+local function needs_keeping(output)
+  for _, item in ipairs(output) do
+    if item.type == "reasoning" or (item.type == "message" and type(item.phase) == "string") then return true end
+  end
+  return false
 end
 
 local INCOMPLETE = {max_output_tokens = "length", content_filter = "content_filter"}
@@ -120,12 +160,16 @@ function wire.parse(_, response)
     local e = type(response.error) == "table" and response.error or {}
     return provider.unexpected("the response failed: " .. tostring(e.message or e.code or "no reason given"))
   end
-  local text, calls, refusal = {}, {}, {}
+  -- Several message items are several paragraphs; a "commentary" item (a
+  -- preamble before tool calls) is not part of the answer.
+  local text, calls, refusal, commentary = {}, {}, {}, {}
   for _, item in ipairs(response.output) do
+    if type(item) ~= "table" then return provider.unexpected("an output item that is not an object") end
     if item.type == "message" then
-      for _, part in ipairs(type(item.content) == "table" and item.content or {}) do
-        if part.type == "output_text" and type(part.text) == "string" then text[#text + 1] = part.text end
-        if part.type == "refusal" and type(part.refusal) == "string" then refusal[#refusal + 1] = part.refusal end
+      local said = message_text(item, refusal)
+      if said ~= "" then
+        local into = item.phase == "commentary" and commentary or text
+        into[#into + 1] = said
       end
     elseif item.type == "function_call" then
       if type(item.name) ~= "string" then return provider.unexpected("a function_call without a name") end
@@ -137,9 +181,11 @@ function wire.parse(_, response)
     local details = type(response.incomplete_details) == "table" and response.incomplete_details or {}
     finish = INCOMPLETE[details.reason] or "length"
   end
-  return {text = content.join(text), tool_calls = calls, finish_reason = finish,
+  return {text = #text > 0 and table.concat(text, "\n\n") or nil, tool_calls = calls, finish_reason = finish,
+          commentary = #commentary > 0 and table.concat(commentary, "\n\n") or nil,
           usage = usage_of(response.usage), model = type(response.model) == "string" and response.model or nil,
-          id = response.id, refusal = content.join(refusal)}
+          id = response.id, refusal = content.join(refusal),
+          provider_items = needs_keeping(response.output) and {wire = wire.name, output = response.output} or nil}
 end
 
 -- ---- streaming: typed events; response.completed carries the whole response ----

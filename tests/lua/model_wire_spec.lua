@@ -1,0 +1,191 @@
+-- The model wire formats against shapes the real services send that
+-- luagent once mishandled (issue 18's defects, each reproduced here first),
+-- over tests/fake_provider.py (a test double speaking each provider's
+-- format): null usage counters, image-only tool results, message phases and
+-- reasoning items, thinking blocks, pause_turn and the context window,
+-- repeated names in a stream, image detail, cache writes.
+local t = require "helper"
+local fake = require "fake_provider_client"
+local model, retry, agent = luagent.model, luagent.retry, luagent.agent
+
+local KEY = t.env("LUAGENT_TEST_SECRET")
+local FAST = retry.exponential{attempts = 2, base = 0.01, max = 0.02}
+local MAKE = {openai = model.openai, openai_responses = model.openai_responses, anthropic = model.anthropic}
+local NAME = {openai = "gpt-4o-mini", openai_responses = "gpt-4o-mini", anthropic = "claude-sonnet-4-5"}
+
+local function new_model(provider, queue, opts)
+  local o = {model = NAME[provider], base_url = fake.base_url(queue, provider), api_key = KEY, retry = FAST}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return MAKE[provider](o)
+end
+
+local USER = {role = "user", content = "Find the anomaly."}
+
+local function scripted_agent(provider, queue, opts)
+  local tool = {name = "run_python", description = "Run Python code.",
+                parameters = {type = "object", properties = {code = {type = "string"}}, required = {"code"}},
+                handler = function() return "42\n" end}
+  local o = {name = "wire", instructions = "You analyse data.", model = new_model(provider, queue, opts),
+             tools = {tool}, max_turns = 5}
+  return agent.new(o)
+end
+
+-- defect 1: a crash on a null counter
+t.test("Anthropic: a stream whose message_delta has input_tokens null is read, not a Lua error", function()
+  local q = fake.queue("null-usage")
+  fake.script(q, {{text = "The spike is on day 3.", usage = {input_tokens = 120, output_tokens = 9},
+                   delta_usage = {input_tokens = luagent.json.null, cache_creation_input_tokens = luagent.json.null,
+                                  cache_read_input_tokens = luagent.json.null, output_tokens = 9}}})
+  local r, err = new_model("anthropic", q):complete{messages = {USER}, stream = true}
+  t.ok(r, "a result, not " .. tostring(err))
+  t.eq(r.text, "The spike is on day 3.")
+  t.eq(r.usage.input_tokens, 120, "the input count of message_start stands (null is no count)")
+  t.eq(r.usage.output_tokens, 9)
+end)
+
+t.test("Anthropic: null counters in a whole (non-streamed) message count as 0", function()
+  local q = fake.queue("null-usage-json")
+  fake.script(q, {{text = "ok"}})
+  local m = new_model("anthropic", q)
+  local parsed = m.wire.parse(m, {content = {{type = "text", text = "ok"}}, stop_reason = "end_turn",
+                                  usage = {input_tokens = luagent.json.null, output_tokens = 3}})
+  t.eq(parsed.usage.input_tokens, 0); t.eq(parsed.usage.output_tokens, 3)
+end)
+
+-- defect 2
+t.test("Anthropic: a tool result made only of images has no empty text block", function()
+  local q = fake.queue("img-only")
+  fake.script(q, {{text = "I see it."}})
+  local png = "iVBORw0KGgo="
+  assert(new_model("anthropic", q):complete{messages = {USER,
+    {role = "assistant", tool_calls = {{id = "v1", name = "view_image", arguments = {path = "a.png"}}}},
+    {role = "tool", tool_call_id = "v1", content = {{type = "text", text = ""}, model.image(png, "image/png")}}}})
+  local result = fake.requests(q)[1].body.messages[3].content[1]
+  t.eq(result.type, "tool_result")
+  t.eq(#result.content, 1, "one block: the image")
+  t.eq(result.content[1].type, "image")
+end)
+
+-- defect 5
+t.test("Responses: several message items are paragraphs; a commentary preamble is not the answer", function()
+  local q = fake.queue("phases")
+  for _, stream in ipairs{false, true} do
+    fake.script(q, {{messages = {{text = "Let me check the data first.", phase = "commentary"},
+                                 {text = "The spike is on day 3.", phase = "final_answer"}},
+                     text = "It is 40% above the baseline.", phase = "final_answer"}})
+    local r = assert(new_model("openai_responses", q):complete{messages = {USER}, stream = stream})
+    t.eq(r.text, "The spike is on day 3.\n\nIt is 40% above the baseline.",
+         "the final items, a blank line between (stream = " .. tostring(stream) .. ")")
+    t.eq(r.commentary, "Let me check the data first.", "the preamble is kept apart")
+  end
+end)
+
+-- defect 4
+t.test("Responses: reasoning items and message phases go back verbatim; encrypted reasoning is asked for", function()
+  local q = fake.queue("reasoning")
+  fake.script(q, {
+    {reasoning = {{summary = "Compare with the baseline.", encrypted_content = "gAAAAenc1"}},
+     messages = {{text = "I will run a check.", phase = "commentary"}},
+     tool_calls = {{id = "call_1", name = "run_python", arguments = {code = "print(42)"}}}},
+    {text = "The anomaly is on day 3.", phase = "final_answer"},
+  })
+  local result = scripted_agent("openai_responses", q, {reasoning = {effort = "low"}}):run("Find it.")
+  t.eq(result.output, "The anomaly is on day 3.")
+  local reqs = fake.requests(q)
+  t.eq(#reqs, 2)
+  t.same(reqs[1].body.include, {"reasoning.encrypted_content"}, "stateless use asks for the encrypted reasoning")
+  t.eq(reqs[1].body.store, false)
+  t.eq(reqs[1].body.reasoning.effort, "low")
+  local input = reqs[2].body.input
+  local kinds = {}
+  for i, item in ipairs(input) do kinds[i] = item.type or item.role end
+  t.same(kinds, {"user", "reasoning", "message", "function_call", "function_call_output"})
+  t.eq(input[2].encrypted_content, "gAAAAenc1", "the reasoning item comes back with its encrypted content")
+  t.eq(input[3].phase, "commentary", "the message keeps its phase")
+  t.eq(input[4].call_id, "call_1")
+end)
+
+-- defect 6
+for _, stream in ipairs{false, true} do
+  t.test("Anthropic: thinking blocks go back with their signatures in the tool_use turn (stream = "
+         .. tostring(stream) .. ")", function()
+    local q = fake.queue("thinking")
+    fake.script(q, {
+      {thinking = {{thinking = "The baseline is the median.", signature = "sig-1"}, {redacted = "opaque-2"}},
+       text = "Checking.", tool_calls = {{id = "toolu_1", name = "run_python", arguments = {code = "print(42)"}}}},
+      {text = "Day 3."},
+    })
+    local a = scripted_agent("anthropic", q, {reasoning = {budget_tokens = 2048}})
+    a.stream = stream
+    local result = a:run("Find it.")
+    t.eq(result.output, "Day 3.")
+    local reqs = fake.requests(q)
+    t.same(reqs[1].body.thinking, {type = "enabled", budget_tokens = 2048})
+    t.eq(reqs[1].body.temperature, nil, "no temperature with extended thinking")
+    local turn = reqs[2].body.messages[2]
+    t.eq(turn.role, "assistant")
+    t.same(turn.content[1], {type = "thinking", thinking = "The baseline is the median.", signature = "sig-1"})
+    t.same(turn.content[2], {type = "redacted_thinking", data = "opaque-2"})
+    t.eq(turn.content[3].type, "text")
+    t.same(turn.content[4], {type = "tool_use", id = "toolu_1", name = "run_python", input = {code = "print(42)"}})
+  end)
+end
+
+-- defect 7
+t.test("Anthropic pause_turn: the agent sends the turn back and the model goes on", function()
+  local q = fake.queue("pause")
+  fake.script(q, {{text = "Working on it", finish = "pause_turn"}, {text = "Day 3."}})
+  local result = scripted_agent("anthropic", q):run("Find it.")
+  t.eq(result.stopped_by, "answer")
+  t.eq(result.output, "Day 3.")
+  local reqs = fake.requests(q)
+  t.eq(#reqs, 2, "the paused turn was continued")
+  local last = reqs[2].body.messages[#reqs[2].body.messages]
+  t.eq(last.role, "assistant", "the paused turn goes back as it is")
+end)
+
+t.test("Anthropic model_context_window_exceeded and a cut answer are never taken as final", function()
+  local q = fake.queue("ctx")
+  fake.script(q, {{text = "The anomaly is on", finish = "model_context_window_exceeded"}})
+  local result = scripted_agent("anthropic", q):run("Find it.")
+  t.eq(result.stopped_by, "context_window")
+  local q2 = fake.queue("len")
+  for _, provider in ipairs{"openai", "openai_responses", "anthropic"} do
+    fake.script(q2, {{text = "The anomaly is on", finish = "length"}})
+    t.eq(scripted_agent(provider, q2):run("Find it.").stopped_by, "length", provider .. ": cut at max_tokens")
+  end
+end)
+
+-- defect 8
+t.test("Chat streaming: a function name repeated in later chunks is assigned, not appended", function()
+  local q = fake.queue("names")
+  fake.script(q, {{tool_calls = {{name = "get_weather", arguments = {city = "Oslo"}}}, repeat_names = true, chunk = 3}})
+  local r = assert(new_model("openai", q):complete{messages = {USER}, stream = true})
+  t.eq(r.tool_calls[1].name, "get_weather")
+  t.same(r.tool_calls[1].arguments, {city = "Oslo"})
+end)
+
+-- defect 10
+t.test("OpenAI usage: cache_write_tokens is read (Chat and Responses, streamed or not)", function()
+  for _, provider in ipairs{"openai", "openai_responses", "anthropic"} do
+    for _, stream in ipairs{false, true} do
+      local q = fake.queue("cache-write")
+      fake.script(q, {{text = "ok", usage = {input_tokens = 1000, output_tokens = 5, cached_tokens = 600,
+                                             cache_write_tokens = 300}}})
+      local r = assert(new_model(provider, q):complete{messages = {USER}, stream = stream})
+      local what = provider .. (stream and " (stream)" or "")
+      t.eq(r.usage.input_tokens, 1000, what .. ": every input token")
+      t.eq(r.usage.cached_tokens, 600, what .. ": read from the cache")
+      t.eq(r.usage.cache_write_tokens, 300, what .. ": written to the cache")
+    end
+  end
+end)
+
+t.test("the trace shows encrypted reasoning and signatures as their size, never whole", function()
+  local safe = require("luagent.trace").safe{type = "model_request", body = {input = {
+    {type = "reasoning", encrypted_content = ("x"):rep(5000)}, {type = "thinking", signature = "sig-abc"}}}}
+  t.eq(safe.body.input[1].encrypted_content, "[5000 bytes, encrypted: not shown]")
+  t.eq(safe.body.input[2].signature, "[7 bytes, signature: not shown]")
+end)
+
+return t.done()
