@@ -46,7 +46,8 @@ HOST_CFLAGS = -iquote src -iquote src/core -iquote src/lua $(PKG_CFLAGS) $(CURL_
 # staged into every session (build/luagent-supervisor, built below).
 LUA_FILES := $(shell find lua -name '*.lua' -not -path 'lua/meta/*' | LC_ALL=C sort)
 META_FILES := $(shell find lua/meta -name '*.lua' 2>/dev/null | LC_ALL=C sort)
-ASSETS    := sandbox/Dockerfile sandbox/build-offline.sh build/luagent-supervisor $(META_FILES)
+ASSETS    := sandbox/Dockerfile sandbox/build-offline.sh build/luagent-supervisor $(META_FILES) \
+             lua/luagent/model/models.yaml
 # `luagent new`'s templates: recipes/templates/, and the energy recipe for --from energy_anomaly
 ASSETS    += $(shell find recipes/templates -type f 2>/dev/null | LC_ALL=C sort) \
              $(sort $(wildcard recipes/energy_*.lua recipes/energy_*.yaml))

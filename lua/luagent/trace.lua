@@ -149,6 +149,8 @@ function trace.describe(ev)
     local total = ev.usage and (ev.usage.input_tokens + ev.usage.output_tokens) or nil
     return ("%s: %s after %d turns, %s tokens, %s, %.1fs%s"):format(ev.agent, ev.stopped_by, ev.turns or 0, k(total),
       money(ev.cost), ev.duration or 0, ev.error and (" - " .. first_line(ev.error)) or "")
+  elseif t == "model_note" then
+    return ("  model %s: %s"):format(ev.model, first_line(ev.message, 160))
   elseif t == "model_retry" then
     return ("  model %s: retry %d in %.1fs after %s"):format(ev.model, ev.attempt, ev.wait or 0,
       first_line(ev.error and ev.error.message, 70))

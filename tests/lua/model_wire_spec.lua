@@ -181,6 +181,82 @@ t.test("OpenAI usage: cache_write_tokens is read (Chat and Responses, streamed o
   end
 end)
 
+-- defect 3: the model table decides the token-limit field and the sampling parameters
+local function notes_during(fn)
+  local seen = {}
+  local sub = luagent.events.subscribe(function(ev) if ev.type == "model_note" then seen[#seen + 1] = ev end end)
+  local ok, err = pcall(fn)
+  luagent.events.unsubscribe(sub)
+  assert(ok, err)
+  return seen
+end
+
+t.test("Chat Completions: a reasoning model gets max_completion_tokens, and no temperature while it reasons", function()
+  local cases = {
+    -- model, reasoning, temperature sent?, effort sent
+    {"gpt-5.4", nil, true, nil},              -- gpt-5.1 and later: effort none by default, sampling allowed
+    {"gpt-5.4", {effort = "low"}, false, "low"},
+    {"gpt-5-mini", nil, false, nil},          -- before gpt-5.1: medium by default, never sampling
+    {"o3", nil, false, nil},
+    {"gpt-4o-mini", nil, true, nil},
+  }
+  for _, c in ipairs(cases) do
+    local q = fake.queue("chat-limits")
+    fake.script(q, {{text = "ok"}, {text = "ok"}})
+    local m = new_model("openai", q, {model = c[1], reasoning = c[2], temperature = 0, max_tokens = 2000})
+    local notes = notes_during(function()
+      assert(m:complete{messages = {USER}}); assert(m:complete{messages = {USER}})
+    end)
+    local what = c[1] .. (c[2] and " effort " .. c[2].effort or "")
+    for _, req in ipairs(fake.requests(q)) do
+      local b = req.body
+      t.eq(b.max_completion_tokens, 2000, what .. ": max_completion_tokens")
+      t.eq(b.max_tokens, nil, what .. ": no deprecated max_tokens")
+      t.eq(b.temperature ~= nil, c[3], what .. ": temperature sent")
+      t.eq(b.reasoning_effort, c[4], what .. ": reasoning_effort")
+    end
+    local said = 0
+    for _, n in ipairs(notes) do if n.note == "temperature" then said = said + 1 end end
+    t.eq(said, c[3] and 0 or 1, what .. ": said once that temperature was left out, and why")
+  end
+end)
+
+t.test("Responses: a reasoning model's temperature is left out; max_output_tokens; reasoning as the API names it",
+  function()
+  local q = fake.queue("resp-limits")
+  fake.script(q, {{text = "ok"}})
+  local m = new_model("openai_responses", q, {model = "gpt-5.4", reasoning = {effort = "medium"}, temperature = 0,
+                                              max_tokens = 3000})
+  assert(m:complete{messages = {USER}})
+  local b = fake.requests(q)[1].body
+  t.eq(b.temperature, nil); t.eq(b.max_output_tokens, 3000); t.same(b.reasoning, {effort = "medium"})
+end)
+
+t.test("an unknown model works with plain defaults, and luagent says once that its limits and prices are unknown",
+  function()
+  local q = fake.queue("unknown")
+  fake.script(q, {{text = "a"}, {text = "b"}})
+  local m = new_model("openai", q, {model = "llama3.1", temperature = 0.2, max_tokens = 100})
+  local notes = notes_during(function()
+    assert(m:complete{messages = {USER}}); assert(m:complete{messages = {USER}})
+  end)
+  local b = fake.requests(q)[1].body
+  t.eq(b.max_tokens, 100, "a compatible server's field"); t.eq(b.temperature, 0.2)
+  t.eq(#notes, 1); t.eq(notes[1].note, "unknown")
+  t.match(notes[1].message, "limits and prices are unknown")
+end)
+
+t.test("the model table can be overridden by a recipe (model.models)", function()
+  local q = fake.queue("override")
+  fake.script(q, {{text = "ok", usage = {input_tokens = 1000000, output_tokens = 0}}})
+  local m = new_model("openai", q, {model = "llama3.1", models = {["llama3.1"] = {prices = {input = 2, output = 4},
+                                                                                  token_field = "max_completion_tokens"}},
+                                    max_tokens = 10})
+  local r = assert(m:complete{messages = {USER}})
+  t.eq(r.cost, 2.0, "priced from the override")
+  t.eq(fake.requests(q)[1].body.max_completion_tokens, 10)
+end)
+
 t.test("the trace shows encrypted reasoning and signatures as their size, never whole", function()
   local safe = require("luagent.trace").safe{type = "model_request", body = {input = {
     {type = "reasoning", encrypted_content = ("x"):rep(5000)}, {type = "thinking", signature = "sig-abc"}}}}

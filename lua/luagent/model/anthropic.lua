@@ -145,12 +145,9 @@ function wire.body(m, req)
   end
   if req.output then with_output(req, body) end
   local budget = type(m.reasoning) == "table" and m.reasoning.budget_tokens
-  if budget then
-    -- extended thinking: the API takes no temperature with it
-    body.thinking = {type = "enabled", budget_tokens = budget}
-  else
-    body.temperature = req.temperature or m.temperature
-  end
+  -- extended thinking: the API takes no temperature with it
+  if budget then body.thinking = {type = "enabled", budget_tokens = budget} end
+  provider.sampling(m, req, body, budget and "thinking" or "none")
   if req.stream then body.stream = true end
   return body
 end

@@ -21,6 +21,7 @@ local events = require "luagent.events"
 local secrets = require "luagent.secrets"
 local prices = require "luagent.prices"
 local retry_after = require "luagent.model.retry_after"
+local provider = require "luagent.model.provider"
 
 local call = {}
 
@@ -128,7 +129,12 @@ local function finish_result(m, result, started)
   result.model = result.model or m.model
   result.usage = result.usage or {input_tokens = 0, output_tokens = 0, cached_tokens = 0}
   result.usage.cached_tokens = result.usage.cached_tokens or 0
-  result.cost = prices.cost(result.model, result.usage, m.prices) or prices.cost(m.model, result.usage, m.prices)
+  result.cost = prices.cost(result.model, result.usage, m.prices, m.models)
+                or prices.cost(m.model, result.usage, m.prices, m.models)
+  if not m.family and result.cost == nil then
+    provider.note_once(m, "unknown", ("%s is not in the model table: its limits and prices are unknown "
+      .. "(its cost counts as unknown; add it under the model section's models: in the recipe's YAML)"):format(m.model))
+  end
   result.duration = loop.now() - started
   result.tool_calls = result.tool_calls or {}
   if #result.tool_calls > 0 and result.finish_reason == "stop" then result.finish_reason = "tool_calls" end

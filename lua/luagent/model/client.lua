@@ -145,7 +145,8 @@ end
 function client.new(wire, opts)
   provider.check(wire, 3)
   if type(opts) ~= "table" then error(("model.%s: options table expected"):format(wire.name), 3) end
-  local name = opts.model or wire.default_model
+  local families = require "luagent.model.families"
+  local name = opts.model or families.default_model(wire.name) or wire.default_model
   if type(name) ~= "string" or name == "" then
     error(("model.%s: option 'model' (the model name) is required"):format(wire.name), 3)
   end
@@ -163,6 +164,7 @@ function client.new(wire, opts)
     idle_timeout = opts.idle_timeout or DEFAULTS.idle_timeout, deadline = opts.deadline or DEFAULTS.deadline,
     retry = opts.retry or retry.default, headers = opts.headers, extra = opts.extra, prices = opts.prices,
     temperature = opts.temperature, max_tokens = opts.max_tokens, reasoning = opts.reasoning,
+    models = opts.models, family = families.lookup(name, opts.models),
     totals = {calls = 0, input_tokens = 0, output_tokens = 0, cached_tokens = 0, cost = 0},
   }, Model)
   for k, v in pairs(wire.options and wire.options(opts) or {}) do m[k] = v end

@@ -22,10 +22,11 @@ function wire.needs_key(base_url)
   return base_url:find("api.openai.com", 1, true) ~= nil
 end
 
--- Provider-specific options: max_tokens_field = "max_completion_tokens" for
--- reasoning models; stream_usage = false for servers that reject stream_options.
+-- Provider-specific options: max_tokens_field (default: the model table's
+-- token_field, else max_tokens, which compatible servers take); stream_usage =
+-- false for servers that reject stream_options.
 function wire.options(opts)
-  return {max_tokens_field = opts.max_tokens_field or "max_tokens", stream_usage = opts.stream_usage ~= false}
+  return {max_tokens_field = opts.max_tokens_field, stream_usage = opts.stream_usage ~= false}
 end
 
 function wire.headers(m)
@@ -116,8 +117,11 @@ function wire.body(m, req)
     body.tool_choice = wire.tool_choice(req.tool_choice)
   end
   if req.output then body.response_format = wire.response_format(req.output) end
-  body.temperature = req.temperature or m.temperature
-  body[m.max_tokens_field] = req.max_tokens or m.max_tokens
+  local effort = provider.effort(m)
+  provider.sampling(m, req, body, effort)
+  local field = m.max_tokens_field or (m.family and m.family.token_field) or "max_tokens"
+  body[field] = req.max_tokens or m.max_tokens
+  if type(m.reasoning) == "table" and m.reasoning.effort then body.reasoning_effort = m.reasoning.effort end
   if req.stream then
     body.stream = true
     if m.stream_usage then body.stream_options = {include_usage = true} end

@@ -37,6 +37,8 @@
 --           "length" | "content_filter"), usage = {input_tokens, output_tokens, cached_tokens,
 --           ...}, model, id}; the caller adds provider, cost, duration and attempts.
 local errors = require "luagent.errors"
+local events = require "luagent.events"
+local families = require "luagent.model.families"
 
 local provider = {}
 
@@ -53,6 +55,37 @@ function provider.check(p, level)
     end
   end
   return p
+end
+
+-- Says `message` once per model and `key` (a setting left out, an unknown
+-- model): a model_note event (the live view and the trace show it).
+function provider.note_once(m, key, message)
+  m.noted = m.noted or {}
+  if m.noted[key] then return end
+  m.noted[key] = true
+  events.emit({type = "model_note", provider = m.provider, model = m.model, note = key,
+                                  message = message})
+end
+
+-- The effective reasoning effort of an OpenAI request: the model's setting, else the table's default.
+function provider.effort(m)
+  local r = type(m.reasoning) == "table" and m.reasoning or {}
+  return r.effort or (m.family and m.family.default_effort)
+end
+
+-- Sampling parameters (temperature) the model refuses at this effort are
+-- left out, with one note saying so.
+function provider.sampling(m, req, body, effort)
+  local temperature = req.temperature or m.temperature
+  if temperature == nil then return end
+  if families.takes_sampling(m.family, effort) then
+    body.temperature = temperature
+    return
+  end
+  provider.note_once(m, "temperature", ("temperature %s was left out: %s takes no sampling parameters %s")
+    :format(tostring(temperature), m.model, m.family and m.family.sampling == "without_reasoning"
+      and ("while it reasons (reasoning effort %s; only \"none\" takes them)"):format(tostring(effort))
+      or "(a reasoning model)"))
 end
 
 -- The error of an answer that cannot be understood.

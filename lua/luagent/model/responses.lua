@@ -117,7 +117,7 @@ function wire.body(m, req)
     body.text = {format = {type = "json_schema", name = out.name, description = out.description,
                            schema = structured.wire_schema(out), strict = out.strict}}
   end
-  body.temperature = req.temperature or m.temperature
+  provider.sampling(m, req, body, provider.effort(m))
   body.max_output_tokens = req.max_tokens or m.max_tokens
   if req.stream then body.stream = true end
   return body
