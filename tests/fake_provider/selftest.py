@@ -9,6 +9,25 @@ import urllib.request
 
 from .common import HOST, INVALID_JSON_BODY, INVALID_JSON_EVENT, LATE_TEXT, NAME, dumps
 from .server import start_server
+from .validate import spec
+
+# What each API requires, filled into the self-test's small bodies: every
+# request is checked as the services check them (validate.py).
+REQUIRED = {
+    "/v1/chat/completions": {"messages": [{"role": "user", "content": "hi"}]},
+    "/v1/responses": {"input": "hi"},
+    "/v1/messages": {"max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]},
+}
+
+
+def valid(path, body):
+    if not isinstance(body, dict):
+        return body
+    out = dict(body)
+    for k, v in REQUIRED.get(path, {}).items():
+        if out.get(k) in (None, []):
+            out[k] = v
+    return out
 
 
 class SelfTest:
@@ -38,13 +57,13 @@ class SelfTest:
                    "script %s" % queue)
 
     def post(self, queue, path, body, headers=None):
-        return self.call("POST", "/q/%s%s" % (queue, path), body, headers)
+        return self.call("POST", "/q/%s%s" % (queue, path), valid(path, body), headers)
 
     def raw_post(self, queue, path, body):
         """POST via http.client; returns (status, headers, bytes, error) where error is a cut."""
         conn = http.client.HTTPConnection(HOST, self.port, timeout=10)
         try:
-            conn.request("POST", "/q/%s%s" % (queue, path), json.dumps(body),
+            conn.request("POST", "/q/%s%s" % (queue, path), json.dumps(valid(path, body)),
                          {"Content-Type": "application/json"})
             r = conn.getresponse()
             try:
@@ -364,20 +383,60 @@ class SelfTest:
         out = json.loads(self.post(q, "/v1/responses", resp)[2])["output"]
         self.check(out[0]["content"] == [{"type": "refusal", "refusal": "No."}], "structured: responses refusal")
 
+    def refused(self, q, path, body, what, words):
+        """The request gets the service's 400 naming the problem."""
+        status, _, raw = self.call("POST", "/q/%s%s" % (q, path), body)
+        doc = json.loads(raw) if raw else {}
+        message = (doc.get("error") or {}).get("message", "")
+        self.check(status == 400 and words in message, "refused: %s (%s)" % (what, message or status))
+
+    def test_validation(self):
+        q = "invalid-self-test"
+        self.script(q, [{"text": "x"}] * 12)
+        if spec() is not None:
+            self.refused(q, "/v1/chat/completions", {"model": "m"}, "chat without messages",
+                         "Missing required parameter: 'messages'")
+            self.refused(q, "/v1/chat/completions", {"model": "m", "messages": []}, "chat with no message",
+                         "at least 1")
+            self.refused(q, "/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "x"}],
+                                                     "temperature": "hot"}, "a temperature that is text",
+                         "temperature")
+            self.refused(q, "/v1/responses", {"model": "m", "input": [{"type": "input_image", "image_url": "x"}]},
+                         "a Responses input item of no known form", "input")
+        else:
+            self.check(False, "the OpenAPI spec is not found (FAKE_PROVIDER_OPENAPI or ../shared/specs)")
+        user = {"role": "user", "content": "hi"}
+        base = {"model": "c", "max_tokens": 64}
+        self.refused(q, "/v1/messages", dict(base, messages=[{"role": "user", "content": [{"type": "text", "text": ""}]}]),
+                     "an empty text block", "non-empty")
+        self.refused(q, "/v1/messages", dict(base, messages=[user, user]), "two user turns", "alternate")
+        self.refused(q, "/v1/messages", dict(base, messages=[user, {"role": "assistant", "content": "ok"}, {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "1"}]}]),
+                     "a tool_result without its tool_use", "tool_use_id")
+        use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]}
+        result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "1"}]}
+        self.refused(q, "/v1/messages", dict(base, max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 2048},
+                                             messages=[user, use, result]),
+                     "thinking on, the tool_use turn without its thinking block", "thinking")
+        self.refused(q, "/v1/messages", dict(base, messages=[{"role": "user", "content": [
+            {"type": "text", "text": str(i), "cache_control": {"type": "ephemeral"}} for i in range(5)]}]),
+                     "five cache breakpoints", "maximum of 4")
+        self.refused(q, "/v1/messages", {"model": "c", "messages": [user]}, "no max_tokens", "max_tokens")
+
     def test_control(self):
         self.script("ctl", [{"text": "x"}])
-        self.call("POST", "/q/ctl/v1/messages", {"model": "m"}, {"X-Api-Key": "k1"})
+        self.call("POST", "/q/ctl/v1/messages", valid("/v1/messages", {"model": "m"}), {"X-Api-Key": "k1"})
         status, _, body = self.call("GET", "/_requests?queue=ctl")
         reqs = json.loads(body)
         self.check(status == 200 and len(reqs) == 1 and reqs[0]["method"] == "POST"
                    and reqs[0]["path"] == "/q/ctl/v1/messages"
                    and reqs[0]["headers"].get("x-api-key") == "k1"
-                   and reqs[0]["body"] == {"model": "m"}
+                   and reqs[0]["body"] == valid("/v1/messages", {"model": "m"})
                    and isinstance(reqs[0]["time"], float), "requests recorded")
         self.script("default", [{"text": "d"}])
         status, _, body = self.call("POST", "/v1/chat/completions", b"not json")
-        self.check(status == 200 and json.loads(self.call("GET", "/_requests")[2])[0]["body"]
-                   == "not json", "default queue + raw body")
+        self.check(status == 400 and json.loads(self.call("GET", "/_requests")[2])[0]["body"]
+                   == "not json", "default queue + raw body (refused: not JSON)")
         status, _, _ = self.call("POST", "/_reset", b"")
         self.check(status == 200 and json.loads(self.call("GET", "/_requests?queue=ctl")[2]) == [],
                    "reset")
@@ -395,7 +454,8 @@ class SelfTest:
         for stream in (False, True):
             conn = http.client.HTTPConnection(HOST, self.port, timeout=10)
             t0 = time.time()
-            conn.request("POST", "/q/%s/v1/chat/completions" % q, json.dumps({"model": "m", "stream": stream}),
+            body = valid("/v1/chat/completions", {"model": "m", "stream": stream})
+            conn.request("POST", "/q/%s/v1/chat/completions" % q, json.dumps(body),
                          {"Content-Type": "application/json"})
             r = conn.getresponse()
             headers_at = time.time() - t0
@@ -409,8 +469,8 @@ class SelfTest:
                        "stall (stream=%s): headers at once, then silence, then a cut" % stream)
 
     def run(self):
-        for test in (self.test_chat, self.test_responses, self.test_anthropic, self.test_structured,
-                     self.test_control, self.test_stall):
+        for test in (self.test_validation, self.test_chat, self.test_responses, self.test_anthropic,
+                     self.test_structured, self.test_control, self.test_stall):
             try:
                 test()
             except Exception as e:  # a crash in a check is a failure, named

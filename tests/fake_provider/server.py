@@ -20,6 +20,14 @@ from .reply import Reply
 from .responses import responses_json, responses_stream
 from .state import STORE
 from .structured import add_structured_answer, structured_request_error
+from .validate import anthropic_problem, openai_problem
+
+
+def request_problem(provider, body):
+    """(param, message) when the service would refuse the request, else None."""
+    if provider == ANTHROPIC:
+        return anthropic_problem(body)
+    return openai_problem(provider, body)
 
 
 RENDER_JSON = {CHAT: chat_json, RESPONSES: responses_json, ANTHROPIC: anthropic_json}
@@ -159,6 +167,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._script(queue, raw)
         if rest == "/_requests" and self.command == "GET":
             return self._send(200, STORE.requests(queue))
+        if rest == "/_refused" and self.command == "GET":
+            return self._send(200, STORE.refused())
         if rest == "/_reset" and self.command == "POST":
             STORE.reset()
             return self._send(200, {"reset": True})
@@ -180,14 +190,21 @@ class Handler(BaseHTTPRequestHandler):
 
     def _provider(self, provider, queue, raw):
         body = parse_body(raw)
-        STORE.record(queue, {
+        record = {
             "method": self.command,
             "path": self.path,
             "headers": {k.lower(): v for k, v in self.headers.items()},
             "body": body,
             "time": time.time(),
-        })
+        }
+        problem = request_problem(provider, body)
+        if problem:
+            record["refused"] = problem[1]
+        STORE.record(queue, record)
         step = STORE.pop(queue)
+        if problem:
+            # refused as the service refuses it (the request still takes its step)
+            return self._error(provider, 400, {"message": problem[1], "param": problem[0]}, {})
         if step is None:
             return self._error(provider, 500, {
                 "message": "%s: no scripted response left in queue %s" % (NAME, queue)}, {})

@@ -43,6 +43,12 @@ class Store:
         with self.lock:
             return list(self._queue(name).requests)
 
+    def refused(self):
+        """Every request refused as invalid, of every queue: {queue, path, refused}."""
+        with self.lock:
+            return [{"queue": name, "path": r["path"], "refused": r["refused"]}
+                    for name, q in sorted(self.queues.items()) for r in q.requests if r.get("refused")]
+
     def pop(self, name):
         with self.lock:
             q = self._queue(name)
