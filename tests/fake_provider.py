@@ -17,12 +17,16 @@ sys.dont_write_bytecode = True  # before the imports below: no __pycache__ left 
 from fake_provider.common import HOST
 from fake_provider.selftest import self_test
 from fake_provider.server import FakeProviderServer, Handler
+from fake_provider.validate import spec
 
 
 def main():
     if "--self-test" in sys.argv[1:]:
         sys.exit(self_test())
     server = FakeProviderServer((HOST, 0), Handler)
+    if spec() is None:  # read before the first request, which must not pay for it
+        print("fake provider: no OpenAPI spec (FAKE_PROVIDER_OPENAPI or ../shared/specs): "
+              "OpenAI requests are not checked", file=sys.stderr)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()

@@ -258,6 +258,8 @@ def anthropic_problem(body):
             return ("thinking.budget_tokens", "thinking.budget_tokens: Input should be greater than or equal to 1024")
         if body.get("temperature") not in (None, 1):
             return ("temperature", "`temperature` may only be set to 1 when thinking is enabled")
+        if isinstance(body.get("max_tokens"), int) and body["max_tokens"] <= thinking["budget_tokens"]:
+            return ("max_tokens", "`max_tokens` must be greater than `thinking.budget_tokens`")
     problem = _message_problems(messages, thinking_on)
     if problem:
         return ("messages", problem)
