@@ -99,3 +99,40 @@ print(("  %-34s %7.1f ms   (the fake server producing it)"):format("receiving it
 print(("  %-34s %7.1f ms   %.0f MB/s of SSE, %.2f us an event"):format("parsing and assembling it", t_parse * 1000,
   #wire_bytes / 1e6 / t_parse, t_parse / deltas * 1e6))
 fs.remove(dir)
+
+-- 3. prompt caching: the energy recipe's instructions and task, over 12 turns
+-- of tool calls with the results an analysis prints, as Anthropic bills them
+-- (the fake counts 4 characters a token and accounts cache reads and writes
+-- the way the service does), with and without the agent's breakpoints
+local cfg = assert(luagent.yaml.load(assert(fs.read("recipes/energy_anomaly.yaml"))))
+local function energy_run(prompt_cache)
+  local qc = fake.queue("bench-cache")
+  local script = {}
+  for i = 1, 12 do
+    script[i] = {tool_calls = {{id = "toolu_b" .. i, name = "run_python", arguments = {code = "print(df.describe())"}}},
+                 count_tokens = true, usage = {output_tokens = 120}}
+  end
+  script[13] = {text = "The anomaly ran from day 41 to day 43.", count_tokens = true}
+  fake.script(qc, script)
+  local output = ("timestamp  energy_kwh  outdoor_temp_c\n" .. ("2024-03-01 00:00  41.2  3.1\n"):rep(40))
+  local tool = {name = "run_python", description = "Run Python code in the sandbox; variables persist.",
+                parameters = {type = "object", properties = {code = {type = "string"}}, required = {"code"}},
+                handler = function() return output end}
+  local a = luagent.agent.new{name = "energy", instructions = cfg.instructions, tools = {tool}, max_turns = 20,
+    prompt_cache = prompt_cache,
+    model = model.anthropic{model = "claude-sonnet-4-5", base_url = fake.base_url(qc, "anthropic"),
+                            api_key = "sk-bench-not-a-key"}}
+  return a:run(cfg.task)
+end
+local with, without = energy_run(true), energy_run(false)
+local function billed(r)
+  local u = r.usage
+  return u.input_tokens - u.cached_tokens - u.cache_write_tokens, u.cached_tokens, u.cache_write_tokens
+end
+print("prompt caching: the energy recipe's prompt over 13 turns, as Anthropic bills it (claude-sonnet-4-5 prices)")
+for _, row in ipairs{{"with breakpoints", with}, {"without", without}} do
+  local fresh, read, written = billed(row[2])
+  print(("  %-18s input %7d tokens: %7d fresh, %7d read from the cache, %6d written   $%.4f"):format(row[1],
+    row[2].usage.input_tokens, fresh, read, written, row[2].cost))
+end
+print(("  with caching the run costs %.2fx what it costs without"):format(with.cost / without.cost))

@@ -115,7 +115,8 @@ local function new_run(a, task, opts)
   opts = opts or {}
   local run = setmetatable({
     agent = a, id = sys.random_hex(4), turns = 0, started = loop.now(),
-    usage = {input_tokens = 0, output_tokens = 0, cached_tokens = 0}, cost = 0, cost_known = true,
+    usage = {input_tokens = 0, output_tokens = 0, cached_tokens = 0, cache_write_tokens = 0}, cost = 0,
+    cost_known = true,
     full_outputs = {}, reminders = 0,
   }, Run)
   if opts.messages then
@@ -416,6 +417,9 @@ function Run:model_turn(turn)
     messages = self.messages, tools = defs, tool_choice = self:tool_choice(#defs),
     temperature = a.temperature, max_tokens = a.max_tokens, stream = a.stream, on_delta = a.on_delta,
     retry = a.retry, turn = turn, agent = a.name, output = a.output,
+    -- prompt caching: a provider that takes breakpoints (Anthropic) gets them on the
+    -- tools, the instructions and the newest turn; prompt_cache = false: none
+    cache_breakpoints = a.prompt_cache ~= false,
   }
   if not result then return nil, err end
   for k in pairs(self.usage) do self.usage[k] = self.usage[k] + (result.usage[k] or 0) end

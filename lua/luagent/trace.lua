@@ -126,7 +126,10 @@ function trace.describe(ev)
     local calls = #(ev.tool_calls or {}) > 0 and table.concat(ev.tool_calls, ", ") or "answers"
     local total = ev.total_usage and (ev.total_usage.input_tokens + ev.total_usage.output_tokens) or nil
     local took = ev.cached and "cached" or ("%5.1fs"):format(ev.duration or 0)
-    return ("  turn %-2d model %s -> %-28s tokens %s  %s"):format(ev.turn, took, calls, k(total), money(ev.total_cost))
+    local from_cache = ev.usage and (ev.usage.cached_tokens or 0) > 0
+      and ("  (%s from the provider's cache)"):format(k(ev.usage.cached_tokens)) or ""
+    return ("  turn %-2d model %s -> %-28s tokens %s  %s%s"):format(ev.turn, took, calls, k(total), money(ev.total_cost),
+      from_cache)
   elseif t == "tool_result" then
     local status = ev.is_error and ("error: " .. first_line(ev.content, 60)) or first_line(ev.content, 60)
     return ("  turn %-2d %-12s %5.1fs  %s"):format(ev.turn, ev.name, ev.duration or 0, status)
@@ -147,7 +150,9 @@ function trace.describe(ev)
     return "  stopped: " .. ev.reason
   elseif t == "agent_end" then
     local total = ev.usage and (ev.usage.input_tokens + ev.usage.output_tokens) or nil
-    return ("%s: %s after %d turns, %s tokens, %s, %.1fs%s"):format(ev.agent, ev.stopped_by, ev.turns or 0, k(total),
+    local cached = ev.usage and ev.usage.cached_tokens or 0
+    return ("%s: %s after %d turns, %s tokens%s, %s, %.1fs%s"):format(ev.agent, ev.stopped_by, ev.turns or 0, k(total),
+      cached > 0 and (" (%s input from the provider's cache)"):format(k(cached)) or "",
       money(ev.cost), ev.duration or 0, ev.error and (" - " .. first_line(ev.error)) or "")
   elseif t == "model_note" then
     return ("  model %s: %s"):format(ev.model, first_line(ev.message, 160))

@@ -155,6 +155,10 @@ A step is a JSON object. Forms (keys may combine as noted):
      "thinking": [{"thinking", "signature"} | {"redacted": "data"}]   Anthropic: thinking
         and redacted_thinking blocks first in the content (streamed as thinking_delta
         pieces, then a signature_delta)
+     "count_tokens": true   the input is counted from the request (4 characters a
+        token) instead of "usage"'s; for Anthropic with prompt caching as the service
+        accounts it (prompt_cache.py: cache_control breakpoints, a 20-block look-back,
+        1024 tokens at least): cache_read_input_tokens, cache_creation_input_tokens
    A "finish" such as "pause_turn" or "model_context_window_exceeded" is passed
    through as the stop reason.
 

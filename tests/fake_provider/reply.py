@@ -80,6 +80,18 @@ class Reply:
         self.chunk = int(step.get("chunk", DEFAULT_CHUNK))
         self.refusal = step.get("refusal")
 
+    def count_tokens(self, anthropic, queue):
+        """The input counted from the request (4 characters a token); for Anthropic
+        with its prompt caching (prompt_cache.py), for the others as one count."""
+        from .prompt_cache import account
+        if anthropic:
+            fresh, read, write = account(queue, self.request)
+        else:
+            fresh, read, write = len(json.dumps(self.request)) // 4, 0, 0
+        self.input_tokens = fresh + read + write
+        self.cached_tokens = read
+        self.cache_write_tokens = write
+
     @property
     def has_text_block(self):
         return bool(self.text) or not self.calls

@@ -20,6 +20,7 @@ from .reply import Reply
 from .responses import responses_json, responses_stream
 from .state import STORE
 from .structured import add_structured_answer, structured_request_error
+from . import prompt_cache
 from .validate import anthropic_problem, openai_problem
 
 
@@ -171,6 +172,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, STORE.refused())
         if rest == "/_reset" and self.command == "POST":
             STORE.reset()
+            prompt_cache.reset()
             return self._send(200, {"reset": True})
         return self._send(404, openai_error(404, {
             "message": "%s: no such path %s %s" % (NAME, self.command, url.path)}))
@@ -226,6 +228,8 @@ class Handler(BaseHTTPRequestHandler):
         if problem:
             return self._error(provider, 400, {"message": problem}, extra)
         reply = Reply(step, body, queue, late=late)
+        if step.get("count_tokens"):
+            reply.count_tokens(provider == ANTHROPIC, queue)
         if "json" in step:
             problem = add_structured_answer(provider, step, body, reply, queue)
             if problem:

@@ -257,6 +257,71 @@ t.test("the model table can be overridden by a recipe (model.models)", function(
   t.eq(fake.requests(q)[1].body.max_completion_tokens, 10)
 end)
 
+-- prompt caching (issue 18, item 3)
+local function count_breakpoints(v)
+  if type(v) ~= "table" then return 0 end
+  local n = v.cache_control and 1 or 0
+  for _, item in pairs(v) do n = n + count_breakpoints(item) end
+  return n
+end
+
+local LONG = ("You are a careful energy analyst. Check every number twice. "):rep(120) -- ~1800 tokens
+
+local function caching_run(queue, opts)
+  local steps = {}
+  for i = 1, 3 do
+    steps[i] = {tool_calls = {{id = "toolu_" .. i, name = "run_python", arguments = {code = "print(" .. i .. ")"}}},
+                count_tokens = true}
+  end
+  steps[4] = {text = "Day 3.", count_tokens = true}
+  fake.script(queue, steps)
+  local a = scripted_agent("anthropic", queue, opts)
+  a.instructions = LONG
+  return a:run("Find it.")
+end
+
+t.test("Anthropic prompt caching: breakpoints on the tools, the instructions and the newest turn; later turns "
+       .. "read the prefix from the provider's cache", function()
+  local q = fake.queue("prompt-cache")
+  local result = caching_run(q)
+  t.eq(result.output, "Day 3.")
+  local reqs = fake.requests(q)
+  t.eq(#reqs, 4)
+  for i, req in ipairs(reqs) do
+    local b = req.body
+    t.eq(count_breakpoints(b), 3, "request " .. i .. ": three breakpoints (the API allows four)")
+    t.ok(b.tools[#b.tools].cache_control, "request " .. i .. ": the last tool")
+    t.ok(b.system[1].cache_control, "request " .. i .. ": the instructions")
+    local last = b.messages[#b.messages].content
+    t.ok(last[#last].cache_control, "request " .. i .. ": the newest turn")
+  end
+  t.ok(result.usage.cached_tokens > 3 * 1800, "turns 2-4 read the instructions and more from the cache: "
+       .. result.usage.cached_tokens)
+  t.ok(result.usage.cache_write_tokens >= 1800, "turn 1 wrote the prefix: " .. result.usage.cache_write_tokens)
+  local off = caching_run(fake.queue("prompt-cache-off"), {prompt_cache = false})
+  t.eq(off.usage.cached_tokens, 0, "prompt_cache = false: nothing from the cache")
+  t.eq(count_breakpoints(fake.requests(q)[1].body) > 0, true)
+  t.ok(off.cost > result.cost, ("caching costs less: %.5f with, %.5f without"):format(result.cost, off.cost))
+end)
+
+t.test("the live view says how many input tokens came from the provider's cache", function()
+  local trace = require "luagent.trace"
+  local turn = trace.describe{type = "agent_turn", turn = 2, tool_calls = {"run_python"}, duration = 1,
+                              usage = {input_tokens = 3000, output_tokens = 10, cached_tokens = 2500},
+                              total_usage = {input_tokens = 5000, output_tokens = 20}}
+  t.match(turn, "2%.5k from the provider.s cache")
+  local done = trace.describe{type = "agent_end", agent = "a", stopped_by = "answer", turns = 3, duration = 2,
+                              usage = {input_tokens = 9000, output_tokens = 30, cached_tokens = 6000}}
+  t.match(done, "6%.0k input from the provider.s cache")
+end)
+
+t.test("a prompt too short for the model's cache gets no breakpoint", function()
+  local q = fake.queue("short-prompt")
+  fake.script(q, {{text = "Day 3."}})
+  scripted_agent("anthropic", q):run("Find it.")
+  t.eq(count_breakpoints(fake.requests(q)[1].body), 0)
+end)
+
 t.test("the trace shows encrypted reasoning and signatures as their size, never whole", function()
   local safe = require("luagent.trace").safe{type = "model_request", body = {input = {
     {type = "reasoning", encrypted_content = ("x"):rep(5000)}, {type = "thinking", signature = "sig-abc"}}}}

@@ -135,6 +135,31 @@ local function with_output(req, body)
   end
 end
 
+-- Prompt caching (req.cache_breakpoints, set by the agent loop): cache_control
+-- breakpoints on the last tool, the system prompt and the newest turn's last
+-- block — three of the API's four — when the prompt is long enough for the
+-- model's cache (the model table's min_cache_tokens; 4 characters a token).
+local EPHEMERAL = {type = "ephemeral"}
+
+local function prompt_tokens(body)
+  return #json.encode(body) // 4
+end
+
+local function place_breakpoints(m, body)
+  local least = m.family and m.family.min_cache_tokens or 1024
+  if prompt_tokens(body) < least then return end
+  if body.tools and #body.tools > 0 then body.tools[#body.tools].cache_control = EPHEMERAL end
+  if body.system then body.system = json.array{{type = "text", text = body.system, cache_control = EPHEMERAL}} end
+  local last = body.messages[#body.messages]
+  local blocks = last and last.content
+  if type(blocks) == "table" and #blocks > 0 then
+    local block = {}
+    for k, v in pairs(blocks[#blocks]) do block[k] = v end -- a copy: the transcript's blocks stay as they are
+    block.cache_control = EPHEMERAL
+    blocks[#blocks] = block
+  end
+end
+
 function wire.body(m, req)
   local messages, system = wire.messages(req.messages)
   local body = {model = m.model, messages = messages, system = system,
@@ -149,6 +174,7 @@ function wire.body(m, req)
   if budget then body.thinking = {type = "enabled", budget_tokens = budget} end
   provider.sampling(m, req, body, budget and "thinking" or "none")
   if req.stream then body.stream = true end
+  if req.cache_breakpoints and m.prompt_cache ~= false then place_breakpoints(m, body) end
   return body
 end
 

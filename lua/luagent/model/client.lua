@@ -164,7 +164,7 @@ function client.new(wire, opts)
     idle_timeout = opts.idle_timeout or DEFAULTS.idle_timeout, deadline = opts.deadline or DEFAULTS.deadline,
     retry = opts.retry or retry.default, headers = opts.headers, extra = opts.extra, prices = opts.prices,
     temperature = opts.temperature, max_tokens = opts.max_tokens, reasoning = opts.reasoning,
-    models = opts.models, family = families.lookup(name, opts.models),
+    models = opts.models, family = families.lookup(name, opts.models), prompt_cache = opts.prompt_cache,
     totals = {calls = 0, input_tokens = 0, output_tokens = 0, cached_tokens = 0, cost = 0},
   }, Model)
   for k, v in pairs(wire.options and wire.options(opts) or {}) do m[k] = v end
