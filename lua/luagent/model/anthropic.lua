@@ -151,12 +151,12 @@ local function place_breakpoints(m, body)
   if body.tools and #body.tools > 0 then body.tools[#body.tools].cache_control = EPHEMERAL end
   if body.system then body.system = json.array{{type = "text", text = body.system, cache_control = EPHEMERAL}} end
   local last = body.messages[#body.messages]
-  local blocks = last and last.content
-  if type(blocks) == "table" and #blocks > 0 then
+  local newest = last and last.content
+  if type(newest) == "table" and #newest > 0 then
     local block = {}
-    for k, v in pairs(blocks[#blocks]) do block[k] = v end -- a copy: the transcript's blocks stay as they are
+    for k, v in pairs(newest[#newest]) do block[k] = v end -- a copy: the transcript's blocks stay as they are
     block.cache_control = EPHEMERAL
-    blocks[#blocks] = block
+    newest[#newest] = block
   end
 end
 
