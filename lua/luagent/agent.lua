@@ -57,6 +57,7 @@ local sys = require "luagent.sys"
 local tools_mod = require "luagent.tools"
 local structured = require "luagent.model.structured"
 local approval = require "luagent.approval"
+local compaction = require "luagent.compaction"
 
 local agent = {}
 
@@ -422,6 +423,8 @@ function Run:model_turn(turn)
     cache_breakpoints = a.prompt_cache ~= false,
   }
   if not result then return nil, err end
+  -- what the prompt will be next turn, as the provider counted it (luagent.compaction)
+  self.last_prompt_tokens = (result.usage.input_tokens or 0) + (result.usage.output_tokens or 0)
   for k in pairs(self.usage) do self.usage[k] = self.usage[k] + (result.usage[k] or 0) end
   if result.cost then self.cost = self.cost + result.cost else self.cost_known = false end
   local calls = calls_of(result)
@@ -441,6 +444,7 @@ function Run:result(stopped_by, output, err)
     output = output, turns = self.turns, usage = self.usage, cost = self.cost_known and self.cost or nil,
     transcript = self.messages, stopped_by = stopped_by, error = err, duration = loop.now() - self.started,
     missing_outputs = self.missing, value = self.value, output_errors = self.invalid,
+    compactions = self.compactions or 0,
   }
   if (stopped_by == "max_turns" or stopped_by == "budget") and self.agent.on_limit then
     result.output = self.agent.on_limit(result) or result.output
@@ -486,6 +490,7 @@ function Run:go()
     end
     local stop = loop.cancelled()
     if stop then error(stop, 0) end
+    compaction.maybe(self)
     self.turns = self.turns + 1
     local response, err = self:model_turn(self.turns)
     if not response and is_cancel(err) then error(err, 0) end

@@ -154,6 +154,11 @@ function trace.describe(ev)
     return ("%s: %s after %d turns, %s tokens%s, %s, %.1fs%s"):format(ev.agent, ev.stopped_by, ev.turns or 0, k(total),
       cached > 0 and (" (%s input from the provider's cache)"):format(k(cached)) or "",
       money(ev.cost), ev.duration or 0, ev.error and (" - " .. first_line(ev.error)) or "")
+  elseif t == "agent_compaction" then
+    if not ev.done then return ("  turn %-2d compaction not done: %s"):format(ev.turn or 0, ev.error or "nothing to replace") end
+    return ("  turn %-2d compacted: %s of %s tokens; %d messages -> %d (a %s-character summary, %s)"):format(ev.turn or 0,
+      k(ev.tokens), k(ev.window), ev.messages_before or 0, ev.messages_after or 0, tostring(ev.summary_chars or "?"),
+      money(ev.cost))
   elseif t == "model_note" then
     return ("  model %s: %s"):format(ev.model, first_line(ev.message, 160))
   elseif t == "model_retry" then

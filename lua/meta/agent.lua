@@ -90,6 +90,9 @@
 ---@field workspace? luagent.Box where long outputs are kept and outputs are checked (default: the first sandbox tool's box)
 ---@field output? luagent.OutputSpec a structured final answer (result.value), fed back while invalid
 ---@field approve? luagent.ApproveFunction|"ask" which tool calls may run (see luagent.ApproveMode)
+---@field prompt_cache? boolean breakpoints for the provider's prompt cache (Anthropic; default true)
+---@field context_window? integer tokens the model holds (default: the model table's)
+---@field compaction? false|luagent.CompactionOptions when a run nears the context window (default on)
 
 ---What agent:run returns.
 ---@class luagent.AgentResult
@@ -108,6 +111,7 @@
 ---@field error luagent.Error? the model's error when stopped_by is "error"
 ---@field missing_outputs string[]? declared outputs that never appeared
 ---@field duration number seconds
+---@field compactions integer how many times the transcript was compacted
 
 ---@class luagent.agent
 local agent = {}
@@ -132,5 +136,12 @@ local Agent = {}
 ---@param opts? {messages?: luagent.Message[]}
 ---@return luagent.AgentResult
 function Agent:run(task, opts) end
+
+---How a long run is kept inside its model's context window (luagent.compaction).
+---@class luagent.CompactionOptions
+---@field threshold? number compact when the last prompt reached this share of the window (default 0.8)
+---@field keep_turns? integer the last turns kept whole (default 4)
+---@field prompt? string what the summary call asks (default: the model table's compaction.prompt)
+---@field policy? fun(messages: luagent.Message[], info: table): luagent.Message[]? replaces the default policy
 
 return agent

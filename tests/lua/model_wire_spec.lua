@@ -322,6 +322,55 @@ t.test("a prompt too short for the model's cache gets no breakpoint", function()
   t.eq(count_breakpoints(fake.requests(q)[1].body), 0)
 end)
 
+-- compaction (issue 18, item 4)
+t.test("a run past a small context window is compacted and goes on to its answer", function()
+  local q = fake.queue("compact")
+  local function call(i, input)
+    return {tool_calls = {{id = "call_c" .. i, name = "run_python", arguments = {code = "step(" .. i .. ")"}}},
+            usage = {input_tokens = input, output_tokens = 50}}
+  end
+  fake.script(q, {call(1, 900), call(2, 1800), call(3, 2500),
+                  {text = "Loaded the data; the baseline is 40 kWh; day 3 is high.", usage = {input_tokens = 700}},
+                  call(4, 1300), {text = "The anomaly is on day 3.", usage = {input_tokens = 1500}}})
+  local seen = {}
+  local a = scripted_agent("openai", q, {model = "small-ctx", models = {["small-ctx"] = {context_window = 3000}}})
+  a.compaction = {keep_turns = 1}
+  a.on_step = function(ev) if ev.type == "agent_compaction" then seen[#seen + 1] = ev end end
+  local result = a:run("Find the anomaly.")
+  t.eq(result.output, "The anomaly is on day 3.")
+  t.eq(result.compactions, 1)
+  local reqs = fake.requests(q)
+  t.eq(#reqs, 6, "four turns, one summary call, the answer")
+  local ask = reqs[4].body.messages
+  t.match(ask[1].content, "compacting the transcript", "the summary call's prompt is the model table's")
+  t.match(ask[2].content, "%[called run_python {\"code\":\"step%(1%)\"}%]", "it reads the old turns")
+  local after = reqs[5].body.messages
+  t.same({after[1].role, after[2].role, after[3].role, after[4].role, after[5].role},
+         {"system", "user", "user", "assistant", "tool"}, "system, task, summary, the last turn whole")
+  t.eq(after[2].content, "Find the anomaly.", "the task stays whole")
+  t.match(after[3].content, "the baseline is 40 kWh", "the summary replaces turns 1 and 2")
+  t.eq(after[4].tool_calls[1].id, "call_c3", "the last turn is kept with its call")
+  t.eq(after[5].tool_call_id, "call_c3", "and its result")
+  t.eq(#seen, 1); t.eq(seen[1].done, true); t.eq(seen[1].messages_before, 8); t.eq(seen[1].messages_after, 5)
+  t.eq(seen[1].tokens, 2550, "the last prompt, as the provider counted it")
+end)
+
+t.test("a hook can replace the compaction policy", function()
+  local q = fake.queue("compact-hook")
+  fake.script(q, {{tool_calls = {{id = "h1", name = "run_python", arguments = {code = "1"}}},
+                   usage = {input_tokens = 2900}}, {text = "done"}})
+  local a = scripted_agent("openai", q, {model = "small-ctx", models = {["small-ctx"] = {context_window = 3000}}})
+  local called
+  a.compaction = {policy = function(messages, info)
+    called = info
+    return {messages[1], messages[2], {role = "user", content = "(dropped the rest)"}}
+  end}
+  t.eq(a:run("Go.").output, "done")
+  t.eq(called.window, 3000)
+  local last = fake.requests(q)[2].body.messages
+  t.eq(#last, 3); t.eq(last[3].content, "(dropped the rest)")
+end)
+
 t.test("the trace shows encrypted reasoning and signatures as their size, never whole", function()
   local safe = require("luagent.trace").safe{type = "model_request", body = {input = {
     {type = "reasoning", encrypted_content = ("x"):rep(5000)}, {type = "thinking", signature = "sig-abc"}}}}
