@@ -129,20 +129,23 @@ T.new = {
   synopsis = {"luagent new NAME [--from TEMPLATE] [--dir DIR]"},
   usage = [[
   new NAME [--from energy_anomaly] [--dir DIR]      write a recipe that runs as it is: NAME.lua,
-                                                    NAME.yaml, NAME.eval.yaml, NAME_check.lua]],
+                                                    NAME.yaml, NAME_script.lua, NAME.eval.yaml, ...]],
   text = [[
 Writes a recipe to start from into DIR (the current folder by default, made
-when missing): NAME.lua, its settings and prompts NAME.yaml, an eval spec
-NAME.eval.yaml and the eval's check NAME_check.lua, with what the template
-needs beside them. They run as they are: with the model the environment or
---set points at, or, with none, with the recipe's scripted driver, which says
-so.
+when missing): NAME.lua, its settings and prompts NAME.yaml, its scripted
+driver NAME_script.lua, an eval spec NAME.eval.yaml and the eval's check
+NAME_check.lua, with what the template needs beside them. They run as they
+are: with the model the environment or --set points at, or, with none, with
+the scripted driver, which says so (luagent help recipes).
 
-The default template is a small agent with a sandbox and the standard tools
-(run_python, run_shell, read_file, write_file, list_files, view_image) that
-profiles a CSV file; a tiny sample, NAME_sample.csv, is written beside it.
---from energy_anomaly copies the energy-anomaly case study and its helpers
-under the new name (NAME_script.lua, NAME_steps.lua, NAME_data.lua,
+The default template is a small agent (NAME.lua, under 40 lines) with a
+sandbox and the standard tools (run_python, run_shell, read_file,
+write_file, list_files, view_image) that profiles a CSV file; a tiny
+sample, NAME_sample.csv, is written beside it. Its scripted driver is a file
+of its own: the recipe you edit is the agent, and the driver can be changed
+with the task or deleted once you always run with a model. --from
+energy_anomaly copies the energy-anomaly case study and its helpers under
+the new name (NAME_script.lua, NAME_steps.lua, NAME_data.lua,
 NAME_eval_data.lua), with its file names, requires and paths fixed.
 
 NAME must be a Lua module name (letters, digits and _, not starting with a
