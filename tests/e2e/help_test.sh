@@ -3,7 +3,8 @@
 # source (lua/luagent/cli/help_pages.lua). Every command of src/main.c has a
 # page, every option of `run` is on its page, every topic that is not a
 # command (what left the README) has a page, the man page renders without
-# warnings and has a section for each.
+# warnings and has a section for each; README.md stays a front door (at most
+# 260 lines) whose every `luagent help X` names a topic that exists.
 . tests/e2e/lib.sh
 
 COMMANDS="run new sandbox trace eval cache doctor meta repl version help"
@@ -43,6 +44,22 @@ LUA
   while read -r k; do grep -q "^  $k " "$TMP/errors.page" || { echo "$k is not on the errors page"; return 1; }; done < "$TMP/kinds"
 }
 check "'luagent help errors' lists every kind of luagent.errors.KINDS" kinds_on_page
+
+# ---- the README: a front door that links the rest ----
+readme_links() {
+  links=$(grep -o 'luagent help [a-z][a-z_]*' README.md | sed 's/luagent help //' | sort -u)
+  [ "$(echo "$links" | wc -w)" -ge 8 ] || { echo "README.md links $(echo "$links" | wc -w) topics"; return 1; }
+  for t in $links; do
+    "$LUAGENT" help "$t" > /dev/null 2>&1 || { echo "README.md links 'luagent help $t', which is no topic"; return 1; }
+  done
+}
+check "every 'luagent help X' in README.md names a topic that exists" readme_links
+every_topic_linked() {
+  for t in $GUIDES; do grep -q "luagent help $t\b" README.md || { echo "README.md does not link 'luagent help $t'"; return 1; }; done
+}
+check "... and README.md links every topic (what left it stays reachable)" every_topic_linked
+check "README.md is a front door: at most 260 lines" sh -c "
+  n=\$(wc -l < README.md); [ \$n -le 260 ] || { echo \"README.md has \$n lines\"; exit 1; }"
 
 run_luagent help run
 cp "$TMP/stdout" "$TMP/run.page"

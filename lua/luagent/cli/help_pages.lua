@@ -389,8 +389,8 @@ missing entries are merged in, or, when it cannot be read as JSON, it is left
 alone and what to add is printed. DIR is the current folder by default.
 
 The files are lua/meta/*.lua of the sources (make install puts them in
-PREFIX/share/luagent/meta/), the one place where every function's arguments
-and results are written down. The low-level modules under the recipe API
+PREFIX/share/luagent/meta/), where every function's arguments and results
+are written down. The low-level modules under the recipe API
 (luagent.sys, .tar, .loop, .engine_client, .engine_stream, ...) have a file
 each too, marked low-level.]],
   options = {},
