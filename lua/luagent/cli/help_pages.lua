@@ -142,8 +142,8 @@ The default template is a small agent (NAME.lua, under 40 lines) with a
 sandbox and the standard tools (run_python, run_shell, read_file,
 write_file, list_files, view_image) that profiles a CSV file; a tiny
 sample, NAME_sample.csv, is written beside it. Its scripted driver is a file
-of its own: the recipe you edit is the agent, and the driver can be changed
-with the task or deleted once you always run with a model. --from
+of its own: the recipe you edit is the agent, and the driver changes with the
+task, or goes once you always run with a model (luagent help recipes). --from
 energy_anomaly copies the energy-anomaly case study and its helpers under
 the new name (NAME_script.lua, NAME_steps.lua, NAME_data.lua,
 NAME_eval_data.lua), with its file names, requires and paths fixed.
@@ -488,7 +488,8 @@ its own file beside the recipe (NAME_script.lua; energy_anomaly_script.lua
 for the worked example), that makes the tool calls a model would make on
 this task and writes an answer from what they printed. The run says so
 first ("SCRIPTED RUN: no model is configured"), and every tool call it makes
-really runs in the sandbox. Delete it once you always run with a model.
+really runs in the sandbox. Once you always run with a model, delete it and
+take the model with assert(model.from(cfg.model)).
 
 Waiting primitives (model calls, sandbox commands, HTTP, sleeps) yield to
 one event loop, so tasks made with luagent.spawn or luagent.map run at once

@@ -2,8 +2,9 @@
 -- model is configured. It is NOT a model: it makes the tool calls a model
 -- would make on this task (look at the file, then profile it and save), each
 -- of which really runs in the sandbox, and writes its final answer from what
--- the profile printed. Change its steps along with the task, or delete this
--- file once you always run with a model.
+-- the profile printed. Change its steps along with the task; once you always
+-- run with a model, delete this file and take the model in {{name}}.lua with
+-- assert(model.from(cfg.model)).
 local model = require "luagent.model"
 local json = require "luagent.json"
 
