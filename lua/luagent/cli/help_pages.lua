@@ -82,7 +82,7 @@ reach the recipe as luagent.args (and as ...).
 
 With no model configured (no OPENAI_API_KEY, ANTHROPIC_API_KEY or
 OPENAI_BASE_URL, and model.provider auto), the recipes of luagent new and
-recipes/ run their scripted driver instead, and say so first (luagent help
+recipes/ run their scripted driver instead, and say so (luagent help
 recipes).
 
 Errors print FILE:LINE: message and a traceback and exit 1. Ctrl-C (or
@@ -487,7 +487,7 @@ recipe's scripted driver instead. It is not a model: a function, kept in
 its own file beside the recipe (NAME_script.lua; energy_anomaly_script.lua
 for the worked example), that makes the tool calls a model would make on
 this task and writes an answer from what they printed. The run says so
-first ("SCRIPTED RUN: no model is configured"), and every tool call it makes
+on stdout ("SCRIPTED RUN: no model is configured"), and every tool call it makes
 really runs in the sandbox. Once you always run with a model, delete it and
 take the model with assert(model.from(cfg.model)).
 
