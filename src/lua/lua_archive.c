@@ -19,6 +19,7 @@
 #include <lauxlib.h>
 
 #include "file_sink.h"
+#include "lua_docker_wire.h"
 #include "lua_engine_stream.h"
 #include "lua_http.h"
 #include "lua_tar.h"
@@ -99,7 +100,7 @@ static int finished(archive_job *j, int nresults) {
  * archive is not a complete one): pushes nil, err; returns 2, else 0. */
 static int engine_failed(lua_State *L, http_xfer *x, archive_job *j) {
   if (j->sink_failed) return 0; /* the sink knows better what went wrong */
-  if (!lengine_is_success(http_status(x))) return lengine_push_failure(L, x);
+  if (!lwire_is_success(http_status(x))) return lwire_push_failure(L, x);
   if (http_failed(x)) return lhttp_push_failure(L, x);
   return 0;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "lua_docker_wire.h"
 #include "lua_engine_stream.h"
 #include "lua_http.h"
 #include "lua_util.h"
@@ -151,12 +152,12 @@ static int l_stream_result(lua_State *L) {
     return luaL_error(L, "stream:result() before the stream ended (call wait first)");
   if (s->bad_frame) return luagent_fail(L, "protocol", "malformed exec stream from the Docker engine");
   long status = http_status(s->x);
-  if (!s->aborted && (!lengine_is_success(status) || (http_failed(s->x) && status == 0)))
-    return lengine_push_failure(L, s->x);
+  if (!s->aborted && (!lwire_is_success(status) || (http_failed(s->x) && status == 0)))
+    return lwire_push_failure(L, s->x);
   int truncated = 0;
   lua_createtable(L, 0, 5);
-  lengine_set_output(L, &s->capture.out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
-  lengine_set_output(L, &s->capture.out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
+  lwire_set_output(L, &s->capture.out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
+  lwire_set_output(L, &s->capture.out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
   lua_pushboolean(L, truncated);
   lua_setfield(L, -2, "truncated");
   return 1;

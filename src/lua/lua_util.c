@@ -129,6 +129,13 @@ void luagent_register_handle(lua_State *L, const luagent_handle_class *c) {
   lua_pop(L, 1);
 }
 
+void luagent_add_methods(lua_State *L, const luagent_handle_class *c, const luaL_Reg *methods) {
+  luaL_getmetatable(L, c->name);
+  lua_getfield(L, -1, "__index");
+  luaL_setfuncs(L, methods, 0);
+  lua_pop(L, 2);
+}
+
 void *luagent_new_handle(lua_State *L, const luagent_handle_class *c, size_t size, int nuv) {
   void *p = lua_newuserdatauv(L, size, nuv);
   memset(p, 0, size);

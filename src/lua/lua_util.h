@@ -49,6 +49,10 @@ typedef struct luagent_handle_class {
 } luagent_handle_class;
 
 void luagent_register_handle(lua_State *L, const luagent_handle_class *c);
+/* Adds methods to a registered class from a file other than its own (the
+ * supervisor channel's send), so that file calls the class's file and never
+ * the other way round. */
+void luagent_add_methods(lua_State *L, const luagent_handle_class *c, const luaL_Reg *methods);
 /* Creates a userdata of `size` bytes (zeroed, closed = 0) with nuv user
  * values and the class's metatable; pushes it. */
 void *luagent_new_handle(lua_State *L, const luagent_handle_class *c, size_t size, int nuv);
