@@ -89,7 +89,7 @@ job *job_spawn(server *s, enum job_kind kind, const job_hooks *hooks, long long 
   j->what = strdup(pack ? pack->path : argv[0]);
   if (pack) j->pack = *pack, j->pack.path = j->what;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, calls[2] = {-1, -1};
-  int ok = j->what && job_queue_input(j, input, input_len) == 0 && make_pipe(in, 1) == 0 &&
+  int ok = j->what && stdin_queue(j, input, input_len) == 0 && make_pipe(in, 1) == 0 &&
            make_pipe(out, 0) == 0 && make_pipe(err, 0) == 0 && (!hooks || !hooks->on_calls || make_pipe(calls, 0) == 0);
   j->in = in[1], j->out = out[0], j->err = err[0], j->calls = calls[0];
   if (ok) {
@@ -152,7 +152,7 @@ void job_start(server *s, const sv_request *req, enum job_kind kind) {
   } else {
     if (timeout > 0) j->deadline = now_ms() + timeout;
     j->keep_stdin = kind == JOB_SPAWN && sv_field_find(req, SV_TAG_KEEPSTDIN) != NULL;
-    job_feed(j); /* the request's stdin; closed after it unless kept open */
+    stdin_feed(j); /* the request's stdin; closed after it unless kept open */
   }
 }
 

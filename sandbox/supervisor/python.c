@@ -84,9 +84,9 @@ static void python_next(server *s) {
     if (jobs_share(s, k)) c->shared = 1;
     char head[32];
     int n = snprintf(head, sizeof head, "%zu\n", c->code.len);
-    job_queue_input(k, head, (size_t)n);
-    job_queue_input(k, c->code.data, c->code.len);
-    job_feed(k);
+    stdin_queue(k, head, (size_t)n);
+    stdin_queue(k, c->code.data, c->code.len);
+    stdin_feed(k);
     return;
   }
 }

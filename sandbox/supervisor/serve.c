@@ -131,7 +131,7 @@ static int build_poll_set(server *s, poll_set *p, long long now) {
 static void on_ready(server *s, job *j, enum watch what) {
   if (what == W_OUT && j->out >= 0) job_relay(j, &j->out, 'O', j->id);
   if (what == W_ERR && j->err >= 0) job_relay(j, &j->err, 'E', j->id);
-  if (what == W_IN) job_feed(j);
+  if (what == W_IN) stdin_feed(j);
   if (what == W_STATUS && j->reaper.status >= 0) job_read_status(s, j);
   if (what == W_CALLS && j->calls >= 0) j->hooks->on_calls(s, j); /* only a resident job has one */
 }

@@ -141,13 +141,13 @@ void job_free(job *j);
 
 /* ---- stdin.c ---- */
 
-/* Queues bytes for the job's stdin (written by job_feed). 0, or -1 out of memory. */
-int job_queue_input(job *j, const char *data, size_t n);
+/* Queues bytes for the job's stdin (written by stdin_feed). 0, or -1 out of memory. */
+int stdin_queue(job *j, const char *data, size_t n);
 /* Writes what the pipe takes of the queued stdin without blocking, answers
  * the write/eof requests whose bytes are all in, and closes the pipe once
  * everything is written unless it stays open (keep_stdin: a spawn with
  * 'k', the kernel). A pipe whose reader is gone is closed and its requests fail. */
-void job_feed(job *j);
+void stdin_feed(job *j);
 /* The id a write/eof request targets (its 'w' field), or 0 when it has
  * none or a bad one. */
 long long stdin_target(const sv_request *req);

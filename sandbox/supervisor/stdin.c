@@ -20,7 +20,7 @@
 
 #define COMPACT_AT (256u * 1024) /* written bytes dropped from the buffer's front past this */
 
-int job_queue_input(job *j, const char *data, size_t n) {
+int stdin_queue(job *j, const char *data, size_t n) {
   if (n && buf_append(&j->input, data, n) != 0) return -1;
   j->in_queued += n;
   return 0;
@@ -55,7 +55,7 @@ static void answer_waits(job *j) {
   }
 }
 
-void job_feed(job *j) {
+void stdin_feed(job *j) {
   while (j->in >= 0 && j->input_sent < j->input.len) {
     ssize_t n = write(j->in, j->input.data + j->input_sent, j->input.len - j->input_sent);
     if (n < 0 && errno == EINTR) continue;
@@ -124,7 +124,7 @@ void stdin_request(const sv_request *req, int eof, long long target, job *j) {
     return;
   }
   stdin_wait *w = calloc(1, sizeof *w);
-  if (!w || (data && job_queue_input(j, data->data, data->len) != 0)) {
+  if (!w || (data && stdin_queue(j, data->data, data->len) != 0)) {
     free(w);
     refuse(req->id, 3, "out of memory for the stdin of command %lld", target);
     return;
@@ -134,5 +134,5 @@ void stdin_request(const sv_request *req, int eof, long long target, job *j) {
   while (*tail) tail = &(*tail)->next;
   *tail = w;
   j->stdin_eof |= eof;
-  job_feed(j);
+  stdin_feed(j);
 }

@@ -123,7 +123,7 @@ int lexec_start(lua_State *L) {
 static int stream_wait_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   exec_stream *s = (exec_stream *)ctx;
-  luagent_check_cancelled(L, &s->slot);
+  sched_check_cancelled(L, &s->slot);
   if (s->handle.closed) return luaL_error(L, "%s is closed", STREAM.what);
   lua_pushboolean(L, http_finished(s->x) || s->aborted);
   return 1;
@@ -142,7 +142,7 @@ static int l_stream_wait(lua_State *L) {
     return luaL_error(L, "%s: another task is already waiting for it", STREAM.what);
   wait_slot_init(&s->slot, exec_cancel);
   if (seconds >= 0) loop_timer_start(s->lp, &s->timer, seconds);
-  return host_await(L, &s->slot, (lua_KContext)s, stream_wait_k);
+  return sched_await(L, &s->slot, (lua_KContext)s, stream_wait_k);
 }
 
 /* stream:result() -> {stdout, stderr, truncated, stdout_bytes, stderr_bytes} | nil, err */

@@ -239,12 +239,12 @@ static int request_k(lua_State *L, int status, lua_KContext ctx) {
       return finish_request(L, r);
     }
   }
-  luagent_check_cancelled(L, &r->slot);
+  sched_check_cancelled(L, &r->slot);
   check_still_open(L, r);
   if (r->streaming && r->pending.len > 0) return deliver_chunk(L, r);
   if (!http_finished(r->x) && !r->stopped) {
     wait_slot_init(&r->slot, request_cancel);
-    return host_await(L, &r->slot, ctx, request_k);
+    return sched_await(L, &r->slot, ctx, request_k);
   }
   return finish_request(L, r);
 }
@@ -299,7 +299,7 @@ int lhttp_perform(lua_State *L, int opts_idx, http_request *req, const http_sink
   r->owner = owner;
   r->finish = finish;
   owner->request = r;
-  return host_await(L, &r->slot, (lua_KContext)r, request_k);
+  return sched_await(L, &r->slot, (lua_KContext)r, request_k);
 }
 
 /* http.request(opts) -> response | nil, err */
@@ -319,7 +319,7 @@ static int l_request(lua_State *L) {
     opt_function(L, 1, "on_chunk");
     lua_setiuservalue(L, r->self, UV_ON_CHUNK);
   }
-  return host_await(L, &r->slot, (lua_KContext)r, request_k);
+  return sched_await(L, &r->slot, (lua_KContext)r, request_k);
 }
 
 /* ---- server-sent events ---- */

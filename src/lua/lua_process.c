@@ -119,7 +119,7 @@ static int proc_tostring(lua_State *L) {
  * what the task was `doing`. Returns the entry, or NULL with nil, err pushed. */
 static proc_entry *resume_op(lua_State *L, proc_op *op, const char *doing) {
   pentry_op_detach(op);
-  luagent_check_cancelled(L, &op->slot);
+  sched_check_cancelled(L, &op->slot);
   lprocess *h = luagent_check_handle(L, 1, &PROC);
   if (!h->handle.closed) return h->e;
   luagent_fail(L, "closed", "the process handle was closed while %s", doing);
@@ -140,7 +140,7 @@ static int write_some(lua_State *L, proc_entry *e, proc_op *op) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (pentry_wait_for_io(e, op, 0, POLLOUT) != 0)
         return luagent_fail(L, "io", "cannot wait for process '%s': out of memory", e->name);
-      return host_await(L, &op->slot, (lua_KContext)op, write_k);
+      return sched_await(L, &op->slot, (lua_KContext)op, write_k);
     }
     if (n < 0 && errno == EPIPE)
       return luagent_fail(L, "io", "process '%s' closed its stdin (it may have ended) after %zu of %zu bytes",
@@ -213,7 +213,7 @@ static int read_some(lua_State *L, proc_entry *e, int stream, proc_op *op) {
   if (!op) op = pentry_new_op(L, e, stream);
   if (pentry_wait_for_io(e, op, stream, POLLIN) != 0)
     return luagent_fail(L, "io", "cannot wait for process '%s': out of memory", e->name);
-  return host_await(L, &op->slot, (lua_KContext)op, read_k);
+  return sched_await(L, &op->slot, (lua_KContext)op, read_k);
 }
 
 static int read_k(lua_State *L, int status, lua_KContext ctx) {
@@ -274,7 +274,7 @@ static int l_proc_wait(lua_State *L) {
     return push_exit(L, &e->p);
   }
   if (timeout >= 0) loop_timer_start(op->lp, &op->timer, timeout);
-  return host_await(L, &op->slot, (lua_KContext)op, wait_k);
+  return sched_await(L, &op->slot, (lua_KContext)op, wait_k);
 }
 
 /* proc:kill([sig]) -> true | false */

@@ -333,7 +333,7 @@ static void ready_timeout(loop_timer *t) {
 static int channel_ready_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   sv_channel *ch = (sv_channel *)ctx;
-  luagent_check_cancelled(L, &ch->ready_slot);
+  sched_check_cancelled(L, &ch->ready_slot);
   luagent_check_open(L, 2, &SUPERVISOR_CHANNEL);
   loop_timer_stop(ch->lp, &ch->ready_timer);
   if (!ch->ready && ch->open_error[0])
@@ -383,7 +383,7 @@ int lchannel_open(lua_State *L) {
   if (made_url) lua_remove(L, 2); /* the channel is at 2 */
   if (!ch->attach) return luagent_fail(L, "config", "%s", err);
   loop_timer_start(ch->lp, &ch->ready_timer, opt_number(L, 1, "timeout", 15));
-  return host_await(L, &ch->ready_slot, (lua_KContext)ch, channel_ready_k);
+  return sched_await(L, &ch->ready_slot, (lua_KContext)ch, channel_ready_k);
 }
 
 static int channel_wait_k(lua_State *L, int status, lua_KContext ctx) {
@@ -391,7 +391,7 @@ static int channel_wait_k(lua_State *L, int status, lua_KContext ctx) {
   result_wait *w = (result_wait *)ctx;
   sv_result *r = w->result;
   wait_finish(w);
-  luagent_check_cancelled(L, &w->slot);
+  sched_check_cancelled(L, &w->slot);
   sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
   if (ch->handle.closed)
     return luagent_fail(L, "closed", "the supervisor channel was closed while waiting for command %lld", w->id);
@@ -430,7 +430,7 @@ static int l_channel_wait(lua_State *L) {
   r->waiter = w;
   if (r->done || ch->ended || (on_output && has_output(r))) return channel_wait_k(L, LUA_OK, (lua_KContext)w);
   if (seconds >= 0) loop_timer_start(ch->lp, &w->timer, seconds);
-  return host_await(L, &w->slot, (lua_KContext)w, channel_wait_k);
+  return sched_await(L, &w->slot, (lua_KContext)w, channel_wait_k);
 }
 
 /* channel:take(id) -> stdout, stderr: the output since the last take. */

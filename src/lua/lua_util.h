@@ -1,6 +1,6 @@
 /* lua_util: small helpers every binding shares — option fields and handle
  * classes. Error values are lua_errors.h; the cooperative wait (wait_slot,
- * `host_await`, luagent_check_cancelled) that makes a waiting C primitive
+ * `sched_await`, sched_check_cancelled) that makes a waiting C primitive
  * yield inside a task and block elsewhere is the scheduler's, sched.h,
  * included here so every binding has it. */
 #ifndef LUAGENT_LUA_UTIL_H
