@@ -74,8 +74,7 @@ static void exec_cancel(wait_slot *slot) {
 /* Idempotent; never waits. A task waiting in wait() is woken and raises. */
 static int stream_close(lua_State *L) {
   exec_stream *s = luagent_check_handle(L, 1, &STREAM);
-  if (s->handle.closed) return 0;
-  s->handle.closed = 1;
+  if (!luagent_handle_release(s)) return 0;
   loop_timer_stop(s->lp, &s->timer);
   http_free(s->x);
   s->x = NULL;
@@ -102,21 +101,18 @@ int lexec_start(lua_State *L) {
   req.method = "POST";
   req.sink_success_only = 1;
   size_t cap = (size_t)opt_integer(L, 1, "max_output", 1 << 20);
-  exec_stream *s = luagent_new_handle(L, &STREAM, sizeof *s, 1);
-  lua_getfield(L, 1, "body");
-  lua_setiuservalue(L, -2, 1); /* the request body must outlive the transfer */
+  exec_stream *s = luagent_new_handle(L, &STREAM, sizeof *s, 1); /* closed until it streams */
   s->lp = host_of(L)->loop;
   docker_capture_init(&s->capture, cap);
   loop_timer_init(&s->timer, exec_timer);
   wait_slot_init(&s->slot, exec_cancel);
+  lua_getfield(L, 1, "body");
+  lua_setiuservalue(L, -2, 1); /* the request body must outlive the transfer */
   http_sink sink = {exec_sink, s};
   char err[256];
   s->x = http_start(s->lp, &req, &sink, exec_done, s, err, sizeof err);
-  if (!s->x) {
-    s->handle.closed = 1; /* a stream without a transfer is never open */
-    docker_capture_free(&s->capture);
-    return luaL_error(L, "%s", err);
-  }
+  if (!s->x) return luaL_error(L, "%s", err); /* a stream without a transfer is never open */
+  luagent_handle_open(s);
   return 1;
 }
 

@@ -122,8 +122,7 @@ static void sleeper_fire(loop_timer *timer) {
 }
 
 static void sleeper_stop(sleeper *s) {
-  if (s->handle.closed) return;
-  s->handle.closed = 1;
+  if (!luagent_handle_release(s)) return;
   loop_timer_stop(s->lp, &s->timer);
 }
 
@@ -152,6 +151,7 @@ static int l_sleep(lua_State *L) {
   loop_timer_init(&s->timer, sleeper_fire);
   wait_slot_init(&s->slot, sleeper_cancel);
   loop_timer_start(s->lp, &s->timer, seconds);
+  luagent_handle_open(s);
   return sched_await(L, &s->slot, (lua_KContext)s, sleep_k);
 }
 

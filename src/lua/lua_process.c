@@ -87,8 +87,7 @@ static proc_entry *check_proc(lua_State *L) { return ((lprocess *)luagent_check_
 
 static int proc_close(lua_State *L) {
   lprocess *h = luagent_check_handle(L, 1, &PROC);
-  if (h->handle.closed) return 0;
-  h->handle.closed = 1;
+  if (!luagent_handle_release(h)) return 0;
   if (h->e) pentry_close(h->e);
   h->e = NULL;
   return 0;
@@ -389,7 +388,7 @@ static int l_spawn(lua_State *L) {
   o.stdio[2] = check_stdio(L, "stderr");
   o.new_group = opt_boolean(L, 1, "new_group", 0);
   o.no_pidfd = opt_boolean(L, 1, "_no_pidfd", 0);
-  lprocess *h = luagent_new_handle(L, &PROC, sizeof *h, 0); /* first: nothing to lose if it raises */
+  lprocess *h = luagent_new_handle(L, &PROC, sizeof *h, 0); /* first, and closed: nothing to lose if it raises */
   process p;
   char err[512];
   int code = process_spawn(&p, &o, err, sizeof err);
@@ -403,9 +402,10 @@ static int l_spawn(lua_State *L) {
   if (!h->e) {
     process_kill(&p, SIGKILL);
     process_reap(&p);
-    process_release(&p);
+    process_release(&p); /* not the handle's yet */
     return luaL_error(L, "out of memory");
   }
+  luagent_handle_open(h);
   return 1;
 }
 

@@ -297,11 +297,11 @@ int lchannel_write(sv_channel *ch, const buf *request) {
 /* ---- the handle ---- */
 
 /* Idempotent; never waits. Ends the connection, wakes every waiter, and
- * keeps what the commands printed as Lua tables for result(id). */
+ * keeps what the commands printed as Lua tables for result(id). Also a
+ * channel's that never opened (its __gc). */
 static int channel_close(lua_State *L) {
   sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
-  if (ch->handle.closed) return 0;
-  ch->handle.closed = 1;
+  if (!luagent_handle_release(ch)) return 0;
   docker_attach_free(ch->attach);
   ch->attach = NULL;
   channel_ended(ch, "closed by the host");
@@ -381,8 +381,9 @@ int lchannel_open(lua_State *L) {
   char err[512];
   ch->attach = docker_attach_start(ch->lp, &target, body, &ATTACH_CALLBACKS, ch, err, sizeof err);
   if (made_url) lua_remove(L, 2); /* the channel is at 2 */
-  if (!ch->attach) return luagent_fail(L, "config", "%s", err);
+  if (!ch->attach) return luagent_fail(L, "config", "%s", err); /* never opened: __gc frees it */
   loop_timer_start(ch->lp, &ch->ready_timer, opt_number(L, 1, "timeout", 15));
+  luagent_handle_open(ch); /* built: what remains is waiting for "R 2" */
   return sched_await(L, &ch->ready_slot, (lua_KContext)ch, channel_ready_k);
 }
 
