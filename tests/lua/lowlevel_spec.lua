@@ -105,6 +105,21 @@ t.test("sys: execute, random, digests, base64, assets", function()
   t.eq(sys.asset("no/such/asset"), nil)
 end)
 
+t.test("sys: signal names and numbers, from the one table in C", function()
+  t.eq(sys.signal_name(15), "TERM")
+  t.eq(sys.signal_name(9), "KILL")
+  t.eq(sys.signal_name(0), nil)
+  t.eq(sys.signal_name(77), nil, "a number with no name")
+  t.eq(sys.signal_number("TERM"), 15)
+  t.eq(sys.signal_number("sigint"), 2, "case and the SIG prefix do not matter")
+  t.eq(sys.signal_number("15"), 15)
+  t.eq(sys.signal_number("NOPE"), nil)
+  for _, name in ipairs{"HUP", "INT", "QUIT", "ABRT", "KILL", "SEGV", "PIPE", "TERM", "USR1", "USR2", "ALRM",
+                        "CONT", "STOP"} do -- every name the Lua tables had
+    t.eq(sys.signal_name(sys.signal_number(name)), name)
+  end
+end)
+
 -- ---- handles born closed ----
 
 -- Every C handle counts as closed until its constructor is done (lua_util.h):
