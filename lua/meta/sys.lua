@@ -50,7 +50,7 @@ function sys.execute(argv, opts) end
 ---@return integer?
 function sys.process_start(pid) end
 
----n random bytes from the kernel, as hex.
+---n random bytes from the operating system, as hex.
 ---@param n integer
 ---@return string
 function sys.random_hex(n) end

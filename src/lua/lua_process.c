@@ -27,7 +27,7 @@
  * read, write and wait yield inside a task (elsewhere they drive the loop),
  * so many processes run at once from many tasks; one task at a time may read
  * a stream and one may write stdin (a second raises), any number may wait.
- * A child's end is noticed through its pidfd, or where the kernel has none
+ * A child's end is noticed through its pidfd, or where Linux has none
  * through the SIGCHLD self-pipe (process.h); reaping is by pid only.
  *
  * Handle discipline: close() kills a running child (SIGKILL, to its whole
@@ -41,7 +41,7 @@
  * "process is closed".
  *
  * For the tests only: spawn option `_no_pidfd = true` takes the SIGCHLD
- * path even where the kernel has pidfds.
+ * path even where Linux has pidfds.
  *
  * This file is the module and the handle's methods; a spawned process's
  * waits, watches and reaping are lua_process_entry.c (lua_process.h). */

@@ -10,7 +10,7 @@
  *                          shell); output = stdout+stderr, or shown live with inherit
  *   sys.process_start(pid) -> the process's start time (clock ticks since boot) | nil
  *                          (with the pid, it names a process even after pid reuse)
- *   sys.random_hex(n)    -> n random bytes from the kernel, as hex
+ *   sys.random_hex(n)    -> n random bytes from the operating system, as hex
  *   sys.maxrss()         -> peak resident memory of this process, in bytes
  *   sys.sha256(string)   -> hex digest
  *   sys.sha256_file(path) -> hex digest, size | nil, err   (read in chunks)
