@@ -16,7 +16,7 @@
  * with process_reap (WNOHANG, by pid: never another part of the program's
  * children). Both are plain descriptors for the event loop (loop.h).
  *
- * No Lua here (src/lua_process.c is the binding). Not thread-safe; the
+ * No Lua here (src/lua/lua_process.c is the binding). Not thread-safe; the
  * SIGCHLD pipe is the one process-wide state (a signal handler needs it). */
 #ifndef LUAGENT_PROCESS_H
 #define LUAGENT_PROCESS_H

@@ -11,7 +11,7 @@
  *     cert_file, key_file, insecure), connect_timeout; timeout: seconds for
  *     the supervisor to say it is ready (15). {unix_socket, path = "/vX/..."}
  *     is the same as url = "http://localhost/vX/...". The connection is made
- *     on the event loop, over a unix socket, TCP or TLS alike (src/attach.h).
+ *     on the event loop, over a unix socket, TCP or TLS alike (src/core/attach.h).
  *     Failing before the engine let the attach through, err's kind is the
  *     attach's (docker_unreachable, tls, docker, network, protocol) and its
  *     message names the engine; afterwards it is supervisor_lost.
