@@ -50,7 +50,7 @@ function sys.execute(argv, opts) end
 ---@return integer?
 function sys.process_start(pid) end
 
----n random bytes from the kernel, as hex.
+---n random bytes from the operating system, as hex.
 ---@param n integer
 ---@return string
 function sys.random_hex(n) end
@@ -78,5 +78,16 @@ function sys.asset(name) end
 ---@param bytes string
 ---@return string
 function sys.base64(bytes) end
+
+---A signal's name without "SIG" (15 -> "TERM"), or nil for a number with none.
+---The one table of names (src/core/process.c), which proc:kill uses too.
+---@param n integer
+---@return string?
+function sys.signal_name(n) end
+
+---A signal's number from its name ("TERM", "SIGTERM", "term") or its decimal ("15"), or nil.
+---@param name string
+---@return integer?
+function sys.signal_number(name) end
 
 return sys

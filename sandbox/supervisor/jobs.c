@@ -1,5 +1,7 @@
 /* jobs: one command's life inside serve (see serve.h): its pipes and reaper,
- * relaying its output, and its X frame with the kill count and OOM flag. */
+ * relaying its output, and its X frame with the kill count and OOM flag.
+ * Generic: a resident job (the kernel) differs only through the hooks its
+ * owner set (job_hooks, serve.h); nothing here calls python.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -74,21 +76,21 @@ static int make_pipe(int fds[2], int serve_end) {
   return 0;
 }
 
-job *job_spawn(server *s, enum job_kind kind, long long id, char **argv, char **env, const char *cwd,
-               const char *input, size_t input_len, const pack_spec *pack) {
+job *job_spawn(server *s, enum job_kind kind, const job_hooks *hooks, long long id, char **argv, char **env,
+               const char *cwd, const char *input, size_t input_len, const pack_spec *pack) {
   job *j = calloc(1, sizeof *j);
   if (!j) {
     free_list(argv), free_list(env);
     return NULL;
   }
-  *j = (job){.id = id, .kind = kind, .out = -1, .err = -1, .in = -1, .calls = -1, .argv = argv, .env = env,
+  *j = (job){.id = id, .kind = kind, .hooks = hooks, .out = -1, .err = -1, .in = -1, .calls = -1, .argv = argv, .env = env,
              .reaper = {0, -1, -1}, .oom_before = oom_kill_count()};
   j->cwd = cwd ? strdup(cwd) : NULL;
   j->what = strdup(pack ? pack->path : argv[0]);
   if (pack) j->pack = *pack, j->pack.path = j->what;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, calls[2] = {-1, -1};
-  int ok = j->what && job_queue_input(j, input, input_len) == 0 && make_pipe(in, 1) == 0 &&
-           make_pipe(out, 0) == 0 && make_pipe(err, 0) == 0 && (kind != JOB_KERNEL || make_pipe(calls, 0) == 0);
+  int ok = j->what && stdin_queue(j, input, input_len) == 0 && make_pipe(in, 1) == 0 &&
+           make_pipe(out, 0) == 0 && make_pipe(err, 0) == 0 && (!hooks || !hooks->on_calls || make_pipe(calls, 0) == 0);
   j->in = in[1], j->out = out[0], j->err = err[0], j->calls = calls[0];
   if (ok) {
     command_spec spec = {argv, env, j->cwd, s->uid, s->gid, NULL, NULL, kind == JOB_SPAWN};
@@ -104,11 +106,7 @@ job *job_spawn(server *s, enum job_kind kind, long long id, char **argv, char **
     errno = saved ? saved : ENOMEM;
     return NULL;
   }
-  if (kind != JOB_KERNEL) {
-    int before = 0;
-    for (job *other = s->jobs; other; other = other->next) before |= !other->done && other->kind != JOB_KERNEL;
-    if (before || python_mark_shared(s)) j->shared = 1, jobs_mark_shared(s);
-  }
+  if (!hooks && jobs_share(s, NULL)) j->shared = 1; /* a resident job's calls do their own sharing */
   j->next = s->jobs;
   s->jobs = j;
   return j;
@@ -142,7 +140,7 @@ void job_start(server *s, const sv_request *req, enum job_kind kind) {
   if (problem) {
     free_list(argv), free_list(env);
   } else {
-    j = job_spawn(s, kind, req->id, argv, env, cwd_text, input ? input->data : NULL, input ? input->len : 0,
+    j = job_spawn(s, kind, NULL, req->id, argv, env, cwd_text, input ? input->data : NULL, input ? input->len : 0,
                   kind == JOB_PACK ? &pack : NULL);
     if (!j) problem = strerror(errno);
   }
@@ -154,7 +152,7 @@ void job_start(server *s, const sv_request *req, enum job_kind kind) {
   } else {
     if (timeout > 0) j->deadline = now_ms() + timeout;
     j->keep_stdin = kind == JOB_SPAWN && sv_field_find(req, SV_TAG_KEEPSTDIN) != NULL;
-    job_feed(j); /* the request's stdin; closed after it unless kept open */
+    stdin_feed(j); /* the request's stdin; closed after it unless kept open */
   }
 }
 
@@ -162,7 +160,7 @@ void job_start(server *s, const sv_request *req, enum job_kind kind) {
 
 job *job_find(server *s, long long id) {
   for (job *j = s->jobs; j; j = j->next)
-    if (j->id == id && j->kind != JOB_KERNEL) return j;
+    if (j->id == id && !j->hooks) return j;
   return NULL;
 }
 
@@ -197,7 +195,7 @@ int job_relay(job *j, int *fd, char kind, long long id) {
 static void on_status_line(server *s, job *j, const char *line) {
   long killed = 0;
   if (line[0] == 'c' && sscanf(line, "c %ld", &killed) == 1) {
-    python_on_clean(s, j, killed);
+    if (j->hooks && j->hooks->on_clean) j->hooks->on_clean(s, j, killed);
   } else if (line[0] == 'd' && sscanf(line, "d %d %ld %d %d %d", &j->main_status, &j->killed, &j->sigkill_seen,
                                       &j->failed_step, &j->failed_errno) == 5) {
     j->done = 1;
@@ -228,10 +226,19 @@ int oom_evident(long long before, int evidence, int shared) {
   return (evidence || !shared) && before >= 0 && after > before;
 }
 
-void jobs_mark_shared(server *s) {
+/* Another command runs beside j: 1 when j runs something (marked shared). */
+static int share(server *s, job *j) {
+  if (j->hooks) return j->hooks->share ? j->hooks->share(s, j) : 0;
+  if (j->done) return 0;
+  j->shared = 1;
+  return 1;
+}
+
+int jobs_share(server *s, const job *except) {
+  int any = 0;
   for (job *j = s->jobs; j; j = j->next)
-    if (!j->done && j->kind != JOB_KERNEL) j->shared = 1;
-  python_mark_shared(s);
+    if (j != except) any |= share(s, j);
+  return any;
 }
 
 void job_flags(const job *j, char *flags) {
@@ -255,8 +262,8 @@ static void finish(server *s, job *j) {
   if (j->out >= 0) job_relay(j, &j->out, 'O', j->id);
   if (j->err >= 0) job_relay(j, &j->err, 'E', j->id);
   stdin_fail(j, "the process ended");
-  if (j->kind == JOB_KERNEL) {
-    python_on_done(s, j);
+  if (j->hooks && j->hooks->on_done) {
+    j->hooks->on_done(s, j);
   } else {
     char flags[8];
     job_flags(j, flags);

@@ -1,9 +1,14 @@
 /* python: the `python` op (see serve.h): calls queue for one persistent
- * interpreter (kernel.c's source run by python3 as the command uid, under its
- * own reaper). A call ends when the kernel reports it on its calls pipe; then
- * everything the call started is killed ('C' to the reaper) and counted.
- * When the interpreter dies (killed, timed out, OOM, os._exit), its call ends
- * with what killed it and the next call, in a new interpreter, says "r". */
+ * interpreter, the kernel (kernel.c's source run by python3 as the command
+ * uid, under its own reaper). A call ends when the kernel reports it on its
+ * calls pipe; then everything the call started is killed ('C' to the reaper)
+ * and counted. When the interpreter dies (killed, timed out, OOM, os._exit),
+ * its call ends with what killed it and the next call, in a new interpreter,
+ * says "r".
+ *
+ * The kernel is a resident job of jobs.c: this file starts it with the hooks
+ * at the end (KERNEL_HOOKS), through which jobs.c and serve.c tell it about
+ * its calls pipe, the reaper's clean-ups, its death and other commands. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +38,8 @@ static void pop_call(server *s) {
   free(c);
 }
 
+static const job_hooks KERNEL_HOOKS;
+
 static job *start_kernel(server *s) {
   char **argv = calloc(5, sizeof *argv);
   size_t n = 0;
@@ -44,17 +51,18 @@ static job *start_kernel(server *s) {
   }
   for (size_t i = 0; i < n; i++) env[i] = strdup(s->base_env[i]);
   argv[0] = strdup("python3"), argv[1] = strdup("-u"), argv[2] = strdup("-c"), argv[3] = strdup(kernel_source);
-  job *kernel = job_spawn(s, JOB_KERNEL, 0, argv, env, NULL, NULL, 0, NULL);
+  job *kernel = job_spawn(s, JOB_RUN, &KERNEL_HOOKS, 0, argv, env, NULL, NULL, 0, NULL);
   if (kernel) {
     free(kernel->what);
     kernel->what = strdup("python3");
+    kernel->keep_stdin = 1; /* calls come one after another */
   }
   return kernel;
 }
 
 /* Starts the first queued call when the interpreter is free. */
 static void python_next(server *s) {
-  /* a kernel that died between calls is finished (python_on_done) before the next call */
+  /* a kernel that died between calls is finished (on_done) before the next call */
   while (s->calls && !(s->kernel && (s->kernel->id || s->kernel->done))) {
     python_call *c = s->calls;
     if (!s->kernel) {
@@ -73,13 +81,12 @@ static void python_next(server *s) {
     k->killed_on_request = k->timed_out = 0;
     k->deadline = c->timeout > 0 ? now_ms() + c->timeout : 0;
     c->oom_before = oom_kill_count();
-    for (job *j = s->jobs; j; j = j->next) c->shared |= !j->done && j->kind != JOB_KERNEL;
-    if (c->shared) jobs_mark_shared(s);
+    if (jobs_share(s, k)) c->shared = 1;
     char head[32];
     int n = snprintf(head, sizeof head, "%zu\n", c->code.len);
-    job_queue_input(k, head, (size_t)n);
-    job_queue_input(k, c->code.data, c->code.len);
-    job_feed(k);
+    stdin_queue(k, head, (size_t)n);
+    stdin_queue(k, c->code.data, c->code.len);
+    stdin_feed(k);
     return;
   }
 }
@@ -109,7 +116,8 @@ static void drain(job *k) {
   if (k->err >= 0) job_relay(k, &k->err, 'E', k->id);
 }
 
-void python_read_calls(server *s, job *k) {
+/* on_calls: the kernel said a call ended: "<exit code>\n" lines. */
+static void read_calls(server *s, job *k) {
   char chunk[256];
   ssize_t n = read_some(k->calls, chunk, sizeof chunk);
   if (n > 0) buf_append(&k->call_status, chunk, (size_t)n);
@@ -120,7 +128,7 @@ void python_read_calls(server *s, job *k) {
       c->exit_code = atoi(k->call_status.data);
       k->deadline = 0;
       drain(k);
-      job_control(k, 'C', 0); /* the answer comes to python_on_clean */
+      job_control(k, 'C', 0); /* the answer comes to on_clean */
     }
     buf_consume(&k->call_status, (size_t)(nl - k->call_status.data) + 1);
   }
@@ -130,7 +138,8 @@ void python_read_calls(server *s, job *k) {
   }
 }
 
-void python_on_clean(server *s, job *k, long killed) {
+/* on_clean: the reaper answered the 'C' after a call: that call ends now. */
+static void on_clean(server *s, job *k, long killed) {
   python_call *c = s->calls;
   if (!c || !c->ended || k->id != c->id) return;
   drain(k);
@@ -145,7 +154,8 @@ void python_on_clean(server *s, job *k, long killed) {
   python_next(s);
 }
 
-void python_on_done(server *s, job *k) {
+/* on_done: the kernel's reaper is done (the interpreter died). */
+static void on_done(server *s, job *k) {
   python_call *c = s->calls;
   if (s->kernel == k) s->kernel = NULL;
   if (c && k->id == c->id) {
@@ -160,7 +170,7 @@ void python_on_done(server *s, job *k) {
     frame_exit(c->id, code, flags, k->killed);
     pop_call(s);
   }
-  if (!k->failed_step) s->kernel_lost = 1, jobs_mark_shared(s); /* it may have been the OOM victim */
+  if (!k->failed_step) s->kernel_lost = 1, jobs_share(s, NULL); /* it may have been the OOM victim */
   python_next(s);
 }
 
@@ -181,7 +191,9 @@ int python_kill(server *s, long long id, int timed_out) {
   return 0;
 }
 
-int python_mark_shared(server *s) {
+/* share: another command started while a call runs: the call is shared. */
+static int share(server *s, job *k) {
+  (void)k;
   if (!s->calls || !s->kernel || s->kernel->id != s->calls->id) return 0;
   s->calls->shared = 1;
   return 1;
@@ -190,3 +202,5 @@ int python_mark_shared(server *s) {
 void python_free(server *s) {
   while (s->calls) pop_call(s);
 }
+
+static const job_hooks KERNEL_HOOKS = {read_calls, on_clean, on_done, share};

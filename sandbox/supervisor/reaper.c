@@ -105,7 +105,7 @@ static void run_main(const command_spec *spec, int errfd) {
   reset_signals();
   setsid();
   int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-  if (adj >= 0) { /* under memory pressure the kernel picks commands, not us */
+  if (adj >= 0) { /* under memory pressure the OOM killer picks commands, not us */
     write_all(adj, "1000", 4);
     close(adj);
   }
@@ -148,7 +148,7 @@ static void wait_sigchld(reaper *r, int ms) {
 }
 
 /* Kills everything below the reaper except `spare` (0: none), in rounds,
- * until nothing of it is left (or a process stuck in the kernel outlasts
+ * until nothing of it is left (or a process stuck in an uninterruptible wait outlasts
  * KILL_PHASE_MS). The caller has set r->killing. */
 static void kill_below(reaper *r, pid_t spare) {
   long long deadline = now_ms() + KILL_PHASE_MS;

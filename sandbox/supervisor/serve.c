@@ -53,7 +53,8 @@ static void dispatch(server *s, const sv_request *req) {
   } else if (strcmp(op, "signal") == 0) {
     on_signal_request(s, req);
   } else if (strcmp(op, "write") == 0 || strcmp(op, "eof") == 0) {
-    stdin_request(s, req, op[0] == 'e');
+    long long target = stdin_target(req);
+    stdin_request(req, op[0] == 'e', target, target ? job_find(s, target) : NULL);
   } else {
     frame_failure(req->id, "unknown request '%s' (this supervisor speaks version %s)", op, SV_VERSION);
     frame_exit(req->id, 2, "-", 0);
@@ -130,17 +131,16 @@ static int build_poll_set(server *s, poll_set *p, long long now) {
 static void on_ready(server *s, job *j, enum watch what) {
   if (what == W_OUT && j->out >= 0) job_relay(j, &j->out, 'O', j->id);
   if (what == W_ERR && j->err >= 0) job_relay(j, &j->err, 'E', j->id);
-  if (what == W_IN) job_feed(j);
+  if (what == W_IN) stdin_feed(j);
   if (what == W_STATUS && j->reaper.status >= 0) job_read_status(s, j);
-  if (what == W_CALLS && j->calls >= 0) python_read_calls(s, j);
+  if (what == W_CALLS && j->calls >= 0) j->hooks->on_calls(s, j); /* only a resident job has one */
 }
 
 static void check_deadlines(server *s, long long now) {
   for (job *j = s->jobs; j; j = j->next) {
     if (j->done || !j->deadline || now < j->deadline) continue;
     j->deadline = 0;
-    if (j->kind == JOB_KERNEL) python_kill(s, j->id, 1);
-    else job_kill(j, 1);
+    job_kill(j, 1); /* the kernel has a deadline only while a call runs: that call is killed */
   }
 }
 

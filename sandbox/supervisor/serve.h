@@ -5,10 +5,15 @@
  * (frames.h) and ends each command with an X frame. Everything it started is
  * killed when its stdin closes (the host went away or closed the session).
  *
- * The pieces: serve.c (the loop, requests), jobs.c (a command's life: start,
- * relay, finish), stdin.c (what goes to a command's stdin: a request's bytes,
- * python code, a spawn's streamed stdin), python.c (the persistent
- * interpreter). */
+ * The pieces, and which way they call (never back):
+ *   serve.c   the loop and the requests; calls the three below
+ *   python.c  the kernel (the persistent Python interpreter): a job with
+ *             hooks; calls jobs.c and stdin.c
+ *   jobs.c    a command's life: start, relay, finish. Generic: what a
+ *             kernel does differently it learns through its job's hooks
+ *             (job_hooks below), never by calling python.c; calls stdin.c
+ *   stdin.c   what goes to a command's stdin: a request's bytes, python
+ *             code, a spawn's streamed stdin; calls only frames.c */
 #ifndef SV_SERVE_H
 #define SV_SERVE_H
 
@@ -19,7 +24,28 @@
 #include "reaper.h"
 #include "supervisor_proto.h"
 
-enum job_kind { JOB_RUN, JOB_SPAWN, JOB_PACK, JOB_KERNEL };
+/* How the reaper treats the command: a run's tree ends with its main
+ * process, a spawn's outlives it, a pack's main process is pack_main. */
+enum job_kind { JOB_RUN, JOB_SPAWN, JOB_PACK };
+
+typedef struct server server;
+typedef struct job job;
+
+/* What a resident job (the kernel, python.c) does differently from a command
+ * a request started; jobs.c calls these and knows nothing else of it. A
+ * resident job answers to the id of the call it runs (0 between calls), is
+ * never found by job_find, and reports its own ends instead of an X frame. */
+typedef struct job_hooks {
+  /* its calls pipe (the command's fd 3) is readable */
+  void (*on_calls)(server *s, job *j);
+  /* the reaper answered a 'C' ("c <killed>"): the call's leftovers are gone */
+  void (*on_clean)(server *s, job *j, long killed);
+  /* its reaper is done (the process died); instead of the X frame */
+  void (*on_done)(server *s, job *j);
+  /* another command starts beside it: marks what it runs as shared and
+   * returns 1 when it runs something, else 0 */
+  int (*share)(server *s, job *j);
+} job_hooks;
 
 /* A write or eof request waiting until the stdin bytes before its end are in
  * the command's pipe; then its X. */
@@ -30,13 +56,14 @@ typedef struct stdin_wait {
   struct stdin_wait *next;
 } stdin_wait;
 
-typedef struct job {
-  long long id;          /* the request's id (the kernel: its current call, 0 between calls) */
+struct job {
+  long long id;          /* the request's id (a resident job: its current call's, 0 between calls) */
   enum job_kind kind;
+  const job_hooks *hooks; /* NULL, or a resident job's (the kernel's) */
   reaper_handle reaper;
   int out, err;          /* read ends of the command's stdout/stderr, -1 at EOF */
   int in;                /* write end of its stdin, -1 once closed */
-  int calls;             /* the kernel's status pipe (-1 for other kinds) */
+  int calls;             /* a resident job's calls pipe (-1 for others) */
   buf input;             /* stdin bytes to write */
   size_t input_sent;     /* how many of them are written */
   int keep_stdin;        /* a spawn's stdin stays open for write requests until eof */
@@ -44,7 +71,7 @@ typedef struct job {
   unsigned long long in_queued, in_written; /* stdin bytes ever queued / ever written into the pipe */
   stdin_wait *waits;     /* write and eof requests not answered yet, in order */
   buf status;            /* a partial line from the reaper */
-  buf call_status;       /* a partial line from the kernel */
+  buf call_status;       /* a partial line from the calls pipe */
   long long deadline;    /* now_ms() when it times out; 0: never */
   long long drain_until; /* once the reaper is done: output is read until then */
   int killed_on_request, timed_out;
@@ -58,17 +85,18 @@ typedef struct job {
   char **argv, **env;    /* owned copies (argv NULL for pack) */
   pack_spec pack;
   struct job *next;
-} job;
+};
 
-typedef struct server {
+struct server {
   uid_t uid;
   gid_t gid;
   char **base_env;   /* the environment every command starts from */
   job *jobs;         /* runs, spawns, packs and the kernel */
+  /* python.c's: */
   job *kernel;       /* the Python interpreter, NULL when not running */
   int kernel_lost;   /* a kernel died: the next call reports "r" */
   struct python_call *calls; /* python calls waiting, the first one running */
-} server;
+};
 
 /* Serves the host on stdin/stdout until stdin closes; commands run as
  * user "UID:GID" (NULL: 1000:1000). Returns the exit code. */
@@ -80,10 +108,12 @@ int serve_main(const char *user);
  * cannot start). */
 void job_start(server *s, const sv_request *req, enum job_kind kind);
 /* Starts a command as a job of this kind; it owns argv and env (NULL-terminated,
- * malloc'd) from now on. pack: for JOB_PACK, copied. NULL (errno set) when it
- * could not start. */
-job *job_spawn(server *s, enum job_kind kind, long long id, char **argv, char **env, const char *cwd,
-               const char *input, size_t input_len, const pack_spec *pack);
+ * malloc'd) from now on. pack: for JOB_PACK, copied. hooks: NULL for a
+ * request's command; a resident job's (it gets a calls pipe as fd 3 when
+ * hooks->on_calls is set). NULL (errno set) when it could not start. */
+job *job_spawn(server *s, enum job_kind kind, const job_hooks *hooks, long long id, char **argv, char **env,
+               const char *cwd, const char *input, size_t input_len, const pack_spec *pack);
+/* The job a request started with this id (never a resident job), or NULL. */
 job *job_find(server *s, long long id);
 /* Sends one control message to the job's reaper ('K', 'C', or 'S' + signal). */
 void job_control(job *j, char op, int signo);
@@ -92,7 +122,7 @@ void job_kill(job *j, int timed_out);
 /* Reads what is ready on fd (stdout 'O' / stderr 'E') of j and relays it
  * under id (0: dropped). Returns 0 at EOF (fd closed and set to -1). */
 int job_relay(job *j, int *fd, char kind, long long id);
-/* Reads the reaper's status lines; calls python_on_clean for "c" lines. */
+/* Reads the reaper's status lines; "c" lines go to the job's on_clean hook. */
 void job_read_status(server *s, job *j);
 /* Ends jobs whose reaper is done and whose output is drained: X frame, free. */
 void jobs_finish(server *s, long long now);
@@ -103,23 +133,29 @@ void job_flags(const job *j, char *flags);
  * ran alone (so the victim, chosen among commands by oom_score_adj 1000,
  * was one of its processes). */
 int oom_evident(long long before, int evidence, int shared);
-/* Marks every live command (and the running python call) as shared. */
-void jobs_mark_shared(server *s);
+/* Another command runs beside every job but `except` (NULL: none): marks
+ * each that runs something as shared (a resident job through its share
+ * hook). Returns 1 when any did. */
+int jobs_share(server *s, const job *except);
 void job_free(job *j);
 
 /* ---- stdin.c ---- */
 
-/* Queues bytes for the job's stdin (written by job_feed). 0, or -1 out of memory. */
-int job_queue_input(job *j, const char *data, size_t n);
+/* Queues bytes for the job's stdin (written by stdin_feed). 0, or -1 out of memory. */
+int stdin_queue(job *j, const char *data, size_t n);
 /* Writes what the pipe takes of the queued stdin without blocking, answers
  * the write/eof requests whose bytes are all in, and closes the pipe once
- * everything is written unless the stdin stays open (the kernel, a spawn
- * with 'k'). A pipe whose reader is gone is closed and its requests fail. */
-void job_feed(job *j);
-/* A write (eof = 0) or eof request: queued on the target spawn's stdin, or
- * answered at once with F + X (1: that stdin is gone or full, 2: the
- * request is wrong). */
-void stdin_request(server *s, const sv_request *req, int eof);
+ * everything is written unless it stays open (keep_stdin: a spawn with
+ * 'k', the kernel). A pipe whose reader is gone is closed and its requests fail. */
+void stdin_feed(job *j);
+/* The id a write/eof request targets (its 'w' field), or 0 when it has
+ * none or a bad one. */
+long long stdin_target(const sv_request *req);
+/* A write (eof = 0) or eof request for the stdin of spawn `target`
+ * (stdin_target), which is job j (job_find's, NULL when none): queued on
+ * that stdin, or answered at once with F + X (1: that stdin is gone or
+ * full, 2: the request is wrong). */
+void stdin_request(const sv_request *req, int eof, long long target, job *j);
 /* Answers every waiting write/eof request of j with F (why) + X 1. */
 void stdin_fail(job *j, const char *why);
 
@@ -127,16 +163,8 @@ void stdin_fail(job *j, const char *why);
 
 /* Queues a python call (runs now if the interpreter is free). */
 void python_request(server *s, const sv_request *req);
-/* The kernel said a call ended: "<exit code>\n" lines on its calls pipe. */
-void python_read_calls(server *s, job *kernel);
-/* The reaper answered a 'C' after a call: that call can end now. */
-void python_on_clean(server *s, job *kernel, long killed);
-/* The kernel's reaper is done (the interpreter died). */
-void python_on_done(server *s, job *kernel);
 /* Kills python call id if it is queued or running; 0 when it is not a call. */
 int python_kill(server *s, long long id, int timed_out);
-/* 1 while a python call runs; marks it shared. */
-int python_mark_shared(server *s);
 /* Drops every call (at shutdown). */
 void python_free(server *s);
 

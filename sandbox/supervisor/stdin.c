@@ -1,6 +1,8 @@
 /* stdin: what serve writes to a command's stdin (see serve.h) — the bytes
  * of a run or spawn request, python code for the kernel, and a spawn's
- * streamed stdin: `write` requests append bytes, `eof` closes it.
+ * streamed stdin: `write` requests append bytes, `eof` closes it. It is
+ * given the job it writes to and calls nothing above it (only frames.c):
+ * serve.c finds the target of a write, jobs.c and python.c queue and feed.
  *
  * Bytes wait in the job's input buffer until the pipe takes them; nothing
  * here blocks. A write is answered (its X, code 0) once its last byte is in
@@ -18,7 +20,7 @@
 
 #define COMPACT_AT (256u * 1024) /* written bytes dropped from the buffer's front past this */
 
-int job_queue_input(job *j, const char *data, size_t n) {
+int stdin_queue(job *j, const char *data, size_t n) {
   if (n && buf_append(&j->input, data, n) != 0) return -1;
   j->in_queued += n;
   return 0;
@@ -53,7 +55,7 @@ static void answer_waits(job *j) {
   }
 }
 
-void job_feed(job *j) {
+void stdin_feed(job *j) {
   while (j->in >= 0 && j->input_sent < j->input.len) {
     ssize_t n = write(j->in, j->input.data + j->input_sent, j->input.len - j->input_sent);
     if (n < 0 && errno == EINTR) continue;
@@ -74,7 +76,7 @@ void job_feed(job *j) {
     j->input_sent = 0;
   }
   answer_waits(j);
-  if (j->in >= 0 && j->input.len == 0 && !j->keep_stdin && j->kind != JOB_KERNEL) close_input(j);
+  if (j->in >= 0 && j->input.len == 0 && !j->keep_stdin) close_input(j);
 }
 
 /* F (the message) + X code for request id. */
@@ -100,15 +102,18 @@ static const char *stdin_problem(const job *j, int eof, int *code) {
   return NULL;
 }
 
-void stdin_request(server *s, const sv_request *req, int eof) {
+long long stdin_target(const sv_request *req) {
   long long target = 0;
+  return sv_field_number(req, SV_TAG_TARGET, &target) == 0 && target >= 1 ? target : 0;
+}
+
+void stdin_request(const sv_request *req, int eof, long long target, job *j) {
   int code = 0;
   const sv_field *data = eof ? NULL : sv_field_find(req, SV_TAG_STDIN);
-  if (sv_field_number(req, SV_TAG_TARGET, &target) != 0 || target < 1) {
+  if (!target) {
     refuse(req->id, 2, "no target: a 'w' field names the spawn (%lld)", target);
     return;
   }
-  job *j = job_find(s, target);
   const char *problem = stdin_problem(j, eof, &code);
   if (problem) {
     refuse(req->id, code, problem, target);
@@ -119,7 +124,7 @@ void stdin_request(server *s, const sv_request *req, int eof) {
     return;
   }
   stdin_wait *w = calloc(1, sizeof *w);
-  if (!w || (data && job_queue_input(j, data->data, data->len) != 0)) {
+  if (!w || (data && stdin_queue(j, data->data, data->len) != 0)) {
     free(w);
     refuse(req->id, 3, "out of memory for the stdin of command %lld", target);
     return;
@@ -129,5 +134,5 @@ void stdin_request(server *s, const sv_request *req, int eof) {
   while (*tail) tail = &(*tail)->next;
   *tail = w;
   j->stdin_eof |= eof;
-  job_feed(j);
+  stdin_feed(j);
 }

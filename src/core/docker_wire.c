@@ -1,4 +1,4 @@
-/* docker: endpoint resolution and the capped exec stream (see docker.h). */
+/* docker_wire: endpoint resolution and the capped exec stream (see docker_wire.h). */
 #include "docker_wire.h"
 
 #include <stdio.h>

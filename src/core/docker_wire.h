@@ -1,4 +1,4 @@
-/* docker: the pure-C parts of the Docker Engine API client.
+/* docker_wire: the pure-C parts of the Docker Engine API client.
  *
  *   - where the engine is: DOCKER_HOST (unix:// or tcp://, TLS from
  *     DOCKER_TLS_VERIFY / DOCKER_CERT_PATH), default /var/run/docker.sock;
@@ -8,10 +8,11 @@
  *     bounded whatever the command prints;
  *   - the engine's own words in an error response body, read in this one
  *     place for every layer (the C streams and lua/luagent/engine_client.lua).
- * The Lua binding (lua_engine_stream.c and its parts) drives the requests;
- * policies live in lua/luagent/engine_client.lua and sandbox.lua. */
-#ifndef LUAGENT_DOCKER_H
-#define LUAGENT_DOCKER_H
+ * Its Lua face is src/lua/lua_docker_wire.c; the streams that use it are the
+ * parts of luagent.engine_stream (src/lua/lua_engine_stream.h); policies live
+ * in lua/luagent/engine_client.lua and the sandbox modules. */
+#ifndef LUAGENT_DOCKER_WIRE_H
+#define LUAGENT_DOCKER_WIRE_H
 
 #include <limits.h>
 #include <stddef.h>

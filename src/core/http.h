@@ -82,7 +82,7 @@ const char *http_header(const http_xfer *x, const char *name);
 double http_elapsed(const http_xfer *x);
 
 /* Sets a curl handle's TLS options as a request's are set (the one place
- * that does, for http_start and the attach channel): insecure skips the
+ * that does, for http_start and docker_attach_start): insecure skips the
  * peer checks; the files are PEM (NULL: curl's defaults). */
 void http_set_tls(CURL *e, int insecure, const char *ca_file, const char *cert_file, const char *key_file);
 /* The failure kind (a luagent.errors kind: timeout, connect, tls, network,

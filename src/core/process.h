@@ -9,14 +9,14 @@
  * exec that fails later (permissions, a bad interpreter) comes back through a
  * close-on-exec error pipe, as the same kind of errno.
  *
- * How the host learns that a child ended without blocking: where the kernel
- * has pidfd_open (Linux 5.3), each process has a pidfd that becomes readable
+ * How the host learns that a child ended without blocking: where Linux has
+ * pidfd_open (5.3 and later), each process has a pidfd that becomes readable
  * when it exits; elsewhere process_sigchld_fd() is the read end of one
  * self-pipe a SIGCHLD handler writes to, after which every child is reaped
  * with process_reap (WNOHANG, by pid: never another part of the program's
  * children). Both are plain descriptors for the event loop (loop.h).
  *
- * No Lua here (src/lua_process.c is the binding). Not thread-safe; the
+ * No Lua here (src/lua/lua_process.c is the binding). Not thread-safe; the
  * SIGCHLD pipe is the one process-wide state (a signal handler needs it). */
 #ifndef LUAGENT_PROCESS_H
 #define LUAGENT_PROCESS_H

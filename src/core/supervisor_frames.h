@@ -1,6 +1,6 @@
 /* supervisor_frames: the host side of the frames the sandbox supervisor writes on its
  * stdout (sandbox/supervisor/DESIGN.md, "Frames"); the requests it reads are
- * src/supervisor_proto.h. Each message is a text line, some followed by bytes:
+ * src/core/supervisor_proto.h. Each message is a text line, some followed by bytes:
  *   R <version>                      ready (SV_PROTOCOL_VERSION, supervisor_proto.h)
  *   O <id> <n>\n<n bytes>            stdout of command <id>
  *   E <id> <n>\n<n bytes>            stderr of command <id>

@@ -19,6 +19,7 @@
 #include <lauxlib.h>
 
 #include "file_sink.h"
+#include "lua_docker_wire.h"
 #include "lua_engine_stream.h"
 #include "lua_http.h"
 #include "lua_tar.h"
@@ -63,8 +64,9 @@ static const luaL_Reg NO_METHODS[] = {{NULL, NULL}};
 static const luagent_handle_class JOB = {"luagent.engine_stream.archive_job", "archive job", NO_METHODS, job_close,
                                          job_tostring};
 
+/* Also a half-built job's (its __gc): release frees what is there. */
 static void close_job(archive_job *j) {
-  if (j->owner.handle.closed) return;
+  if (!luagent_handle_release(j)) return;
   lhttp_owner_close(&j->owner); /* stops a transfer still running */
   j->release(j);
 }
@@ -81,12 +83,20 @@ static int job_tostring(lua_State *L) {
   return 1;
 }
 
-/* Pushes a new job of `size` bytes named `what` (e.g. "put_archive job"). */
+/* Pushes a new job of `size` bytes named `what` (e.g. "put_archive job"),
+ * closed until its call has built it and starts the transfer (start_job). */
 static void *new_job(lua_State *L, size_t size, const char *what, void (*release)(archive_job *)) {
   archive_job *j = luagent_new_handle(L, &JOB, size, 1);
   j->owner.what = what;
   j->release = release;
   return j;
+}
+
+/* The job is built: opens it and runs req's transfer for it (on top). */
+static int start_job(lua_State *L, archive_job *j, http_request *req, const http_sink *sink,
+                     lhttp_finish_fn finish) {
+  luagent_handle_open(j);
+  return lhttp_perform(L, 1, req, sink, finish, lua_gettop(L));
 }
 
 /* The finish step's results, after the job let go of what it holds. */
@@ -99,7 +109,7 @@ static int finished(archive_job *j, int nresults) {
  * archive is not a complete one): pushes nil, err; returns 2, else 0. */
 static int engine_failed(lua_State *L, http_xfer *x, archive_job *j) {
   if (j->sink_failed) return 0; /* the sink knows better what went wrong */
-  if (!lengine_is_success(http_status(x))) return lengine_push_failure(L, x);
+  if (!lwire_is_success(http_status(x))) return lwire_push_failure(L, x);
   if (http_failed(x)) return lhttp_push_failure(L, x);
   return 0;
 }
@@ -111,12 +121,15 @@ static int get_with_sink(lua_State *L, archive_job *j, size_t (*write)(void *, c
   req.method = "GET";
   req.sink_success_only = 1;
   http_sink sink = {write, j};
-  return lhttp_perform(L, 1, &req, &sink, finish, lua_gettop(L));
+  return start_job(L, j, &req, &sink, finish);
 }
 
 /* ---- put: upload a tar built from entries ---- */
 
-static void put_release(archive_job *j) { ltar_writer_close(((put_job *)j)->writer); }
+static void put_release(archive_job *j) {
+  put_job *put = (put_job *)j;
+  if (put->writer) ltar_writer_close(put->writer);
+}
 
 static size_t put_source(void *ctx, char *dst, size_t n) {
   put_job *j = ctx;
@@ -151,12 +164,15 @@ int larchive_put(lua_State *L) {
   http_source source = {put_source, j, tar_writer_size(writer->w)};
   req.method = "PUT";
   req.body_source = &source;
-  return lhttp_perform(L, 1, &req, NULL, put_finish, lua_gettop(L));
+  return start_job(L, &j->job, &req, NULL, put_finish);
 }
 
 /* ---- get: extract safely onto the host ---- */
 
-static void get_release(archive_job *j) { ltar_extract_close(((get_job *)j)->extract); }
+static void get_release(archive_job *j) {
+  get_job *get = (get_job *)j;
+  if (get->extract) ltar_extract_close(get->extract);
+}
 
 static size_t get_sink(void *ctx, const char *data, size_t n) {
   get_job *j = ctx;
@@ -220,7 +236,7 @@ int larchive_save(lua_State *L) {
   luaL_argcheck(L, path != NULL, 1, "option 'path' is required");
   long long limit = (long long)opt_integer(L, 1, "max_bytes", 0);
   save_job *j = new_job(L, sizeof *j, "save_archive job", save_release);
-  j->sink.fd = -1;
+  j->sink.fd = -1; /* before anything can raise: the close reads it */
   /* written beside the target and renamed at the end: a broken transfer
    * never replaces a good snapshot with half of one */
   if (file_sink_open(&j->sink, path, limit) != 0) return luagent_fail(L, "io", "%s", j->sink.error);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "lua_docker_wire.h"
 #include "lua_engine_stream.h"
 #include "lua_http.h"
 #include "lua_util.h"
@@ -73,8 +74,7 @@ static void exec_cancel(wait_slot *slot) {
 /* Idempotent; never waits. A task waiting in wait() is woken and raises. */
 static int stream_close(lua_State *L) {
   exec_stream *s = luagent_check_handle(L, 1, &STREAM);
-  if (s->handle.closed) return 0;
-  s->handle.closed = 1;
+  if (!luagent_handle_release(s)) return 0;
   loop_timer_stop(s->lp, &s->timer);
   http_free(s->x);
   s->x = NULL;
@@ -101,28 +101,25 @@ int lexec_start(lua_State *L) {
   req.method = "POST";
   req.sink_success_only = 1;
   size_t cap = (size_t)opt_integer(L, 1, "max_output", 1 << 20);
-  exec_stream *s = luagent_new_handle(L, &STREAM, sizeof *s, 1);
-  lua_getfield(L, 1, "body");
-  lua_setiuservalue(L, -2, 1); /* the request body must outlive the transfer */
+  exec_stream *s = luagent_new_handle(L, &STREAM, sizeof *s, 1); /* closed until it streams */
   s->lp = host_of(L)->loop;
   docker_capture_init(&s->capture, cap);
   loop_timer_init(&s->timer, exec_timer);
   wait_slot_init(&s->slot, exec_cancel);
+  lua_getfield(L, 1, "body");
+  lua_setiuservalue(L, -2, 1); /* the request body must outlive the transfer */
   http_sink sink = {exec_sink, s};
   char err[256];
   s->x = http_start(s->lp, &req, &sink, exec_done, s, err, sizeof err);
-  if (!s->x) {
-    s->handle.closed = 1; /* a stream without a transfer is never open */
-    docker_capture_free(&s->capture);
-    return luaL_error(L, "%s", err);
-  }
+  if (!s->x) return luaL_error(L, "%s", err); /* a stream without a transfer is never open */
+  luagent_handle_open(s);
   return 1;
 }
 
 static int stream_wait_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   exec_stream *s = (exec_stream *)ctx;
-  luagent_check_cancelled(L, &s->slot);
+  sched_check_cancelled(L, &s->slot);
   if (s->handle.closed) return luaL_error(L, "%s is closed", STREAM.what);
   lua_pushboolean(L, http_finished(s->x) || s->aborted);
   return 1;
@@ -141,7 +138,7 @@ static int l_stream_wait(lua_State *L) {
     return luaL_error(L, "%s: another task is already waiting for it", STREAM.what);
   wait_slot_init(&s->slot, exec_cancel);
   if (seconds >= 0) loop_timer_start(s->lp, &s->timer, seconds);
-  return host_await(L, &s->slot, (lua_KContext)s, stream_wait_k);
+  return sched_await(L, &s->slot, (lua_KContext)s, stream_wait_k);
 }
 
 /* stream:result() -> {stdout, stderr, truncated, stdout_bytes, stderr_bytes} | nil, err */
@@ -151,12 +148,12 @@ static int l_stream_result(lua_State *L) {
     return luaL_error(L, "stream:result() before the stream ended (call wait first)");
   if (s->bad_frame) return luagent_fail(L, "protocol", "malformed exec stream from the Docker engine");
   long status = http_status(s->x);
-  if (!s->aborted && (!lengine_is_success(status) || (http_failed(s->x) && status == 0)))
-    return lengine_push_failure(L, s->x);
+  if (!s->aborted && (!lwire_is_success(status) || (http_failed(s->x) && status == 0)))
+    return lwire_push_failure(L, s->x);
   int truncated = 0;
   lua_createtable(L, 0, 5);
-  lengine_set_output(L, &s->capture.out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
-  lengine_set_output(L, &s->capture.out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
+  lwire_set_output(L, &s->capture.out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
+  lwire_set_output(L, &s->capture.out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
   lua_pushboolean(L, truncated);
   lua_setfield(L, -2, "truncated");
   return 1;

@@ -86,8 +86,7 @@ static void request_cancel(wait_slot *slot) {
 /* Idempotent; frees the transfer and wakes a task waiting for it (which
  * then raises). Never waits: it is also the finalizer. */
 static void release(lrequest *r) {
-  if (r->handle.closed) return;
-  r->handle.closed = 1;
+  if (!luagent_handle_release(r)) return;
   if (r->owner && r->owner->request == r) r->owner->request = NULL;
   http_free(r->x);
   r->x = NULL;
@@ -103,7 +102,6 @@ static int l_request_close(lua_State *L) {
 }
 
 void lhttp_owner_close(lhttp_owner *owner) {
-  owner->handle.closed = 1;
   if (owner->request) release(owner->request);
 }
 
@@ -239,12 +237,12 @@ static int request_k(lua_State *L, int status, lua_KContext ctx) {
       return finish_request(L, r);
     }
   }
-  luagent_check_cancelled(L, &r->slot);
+  sched_check_cancelled(L, &r->slot);
   check_still_open(L, r);
   if (r->streaming && r->pending.len > 0) return deliver_chunk(L, r);
   if (!http_finished(r->x) && !r->stopped) {
     wait_slot_init(&r->slot, request_cancel);
-    return host_await(L, &r->slot, ctx, request_k);
+    return sched_await(L, &r->slot, ctx, request_k);
   }
   return finish_request(L, r);
 }
@@ -273,6 +271,7 @@ static lrequest *start_request(lua_State *L, int opts, http_request *req, const 
   lrequest *r = luagent_new_handle(L, &REQUEST, sizeof *r, 3);
   r->self = lua_gettop(L);
   r->streaming = streaming;
+  wait_slot_init(&r->slot, request_cancel);
   if (req->body) {
     lua_getfield(L, opts, "body");
     lua_setiuservalue(L, r->self, UV_BODY); /* keeps the bytes alive during the transfer */
@@ -280,10 +279,10 @@ static lrequest *start_request(lua_State *L, int opts, http_request *req, const 
   req->headers = collect_headers(L, opts, r);
   http_sink own = {request_sink, r};
   if (streaming) sink = &own;
-  wait_slot_init(&r->slot, request_cancel);
   char err[256];
   r->x = http_start(host_of(L)->loop, req, sink, request_done, r, err, sizeof err);
   if (!r->x) luaL_error(L, "%s", err);
+  luagent_handle_open(r);
   return r;
 }
 
@@ -299,7 +298,7 @@ int lhttp_perform(lua_State *L, int opts_idx, http_request *req, const http_sink
   r->owner = owner;
   r->finish = finish;
   owner->request = r;
-  return host_await(L, &r->slot, (lua_KContext)r, request_k);
+  return sched_await(L, &r->slot, (lua_KContext)r, request_k);
 }
 
 /* http.request(opts) -> response | nil, err */
@@ -319,7 +318,7 @@ static int l_request(lua_State *L) {
     opt_function(L, 1, "on_chunk");
     lua_setiuservalue(L, r->self, UV_ON_CHUNK);
   }
-  return host_await(L, &r->slot, (lua_KContext)r, request_k);
+  return sched_await(L, &r->slot, (lua_KContext)r, request_k);
 }
 
 /* ---- server-sent events ---- */
@@ -375,9 +374,7 @@ static int l_parser_pending(lua_State *L) {
 /* parser:close() (also <close> and __gc): frees its buffers; idempotent. */
 static int l_parser_close(lua_State *L) {
   lparser *lp = luagent_check_handle(L, 1, &PARSER);
-  if (lp->handle.closed) return 0;
-  lp->handle.closed = 1;
-  sse_free(&lp->p);
+  if (luagent_handle_release(lp)) sse_free(&lp->p);
   return 0;
 }
 
@@ -385,6 +382,7 @@ static int l_parser_close(lua_State *L) {
 static int l_sse_parser(lua_State *L) {
   lparser *lp = luagent_new_handle(L, &PARSER, sizeof *lp, 0);
   sse_init(&lp->p);
+  luagent_handle_open(lp);
   return 1;
 }
 

@@ -17,17 +17,19 @@
 void lhttp_read_options(lua_State *L, int idx, http_request *req);
 
 /* The first member of a handle that owns one lhttp_perform transfer (an
- * archive job). Its class's close calls lhttp_owner_close, which stops the
- * transfer and wakes the task waiting for it; that task then raises
- * "<what> is closed" instead of finishing. */
+ * archive job). Its class's close, once luagent_handle_release said so,
+ * calls lhttp_owner_close, which stops the transfer and wakes the task
+ * waiting for it; that task then raises "<what> is closed" instead of
+ * finishing. The owner must be open (luagent_handle_open) when it is given
+ * to lhttp_perform. */
 typedef struct lhttp_owner {
   luagent_handle handle;
   const char *what;
   struct lrequest *request; /* the running transfer (NULL before and after) */
 } lhttp_owner;
 
-/* Marks the owner closed; stops its transfer and wakes its waiter. Idempotent,
- * never waits: fit for a finalizer. */
+/* Stops the owner's transfer and wakes its waiter (the owner is closed
+ * already). Idempotent, never waits: fit for a finalizer. */
 void lhttp_owner_close(lhttp_owner *owner);
 
 /* Pushes results for a finished transfer; returns how many. */

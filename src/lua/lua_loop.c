@@ -122,8 +122,7 @@ static void sleeper_fire(loop_timer *timer) {
 }
 
 static void sleeper_stop(sleeper *s) {
-  if (s->handle.closed) return;
-  s->handle.closed = 1;
+  if (!luagent_handle_release(s)) return;
   loop_timer_stop(s->lp, &s->timer);
 }
 
@@ -140,7 +139,7 @@ static int l_sleeper_close(lua_State *L) {
 static int sleep_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   sleeper *s = (sleeper *)ctx;
-  luagent_check_cancelled(L, &s->slot);
+  sched_check_cancelled(L, &s->slot);
   return 0;
 }
 
@@ -152,7 +151,8 @@ static int l_sleep(lua_State *L) {
   loop_timer_init(&s->timer, sleeper_fire);
   wait_slot_init(&s->slot, sleeper_cancel);
   loop_timer_start(s->lp, &s->timer, seconds);
-  return host_await(L, &s->slot, (lua_KContext)s, sleep_k);
+  luagent_handle_open(s);
+  return sched_await(L, &s->slot, (lua_KContext)s, sleep_k);
 }
 
 static int l_yield(lua_State *L) { return task_yield(L); }

@@ -27,7 +27,7 @@
  * read, write and wait yield inside a task (elsewhere they drive the loop),
  * so many processes run at once from many tasks; one task at a time may read
  * a stream and one may write stdin (a second raises), any number may wait.
- * A child's end is noticed through its pidfd, or where the kernel has none
+ * A child's end is noticed through its pidfd, or where Linux has none
  * through the SIGCHLD self-pipe (process.h); reaping is by pid only.
  *
  * Handle discipline: close() kills a running child (SIGKILL, to its whole
@@ -41,7 +41,7 @@
  * "process is closed".
  *
  * For the tests only: spawn option `_no_pidfd = true` takes the SIGCHLD
- * path even where the kernel has pidfds.
+ * path even where Linux has pidfds.
  *
  * This file is the module and the handle's methods; a spawned process's
  * waits, watches and reaping are lua_process_entry.c (lua_process.h). */
@@ -87,8 +87,7 @@ static proc_entry *check_proc(lua_State *L) { return ((lprocess *)luagent_check_
 
 static int proc_close(lua_State *L) {
   lprocess *h = luagent_check_handle(L, 1, &PROC);
-  if (h->handle.closed) return 0;
-  h->handle.closed = 1;
+  if (!luagent_handle_release(h)) return 0;
   if (h->e) pentry_close(h->e);
   h->e = NULL;
   return 0;
@@ -119,7 +118,7 @@ static int proc_tostring(lua_State *L) {
  * what the task was `doing`. Returns the entry, or NULL with nil, err pushed. */
 static proc_entry *resume_op(lua_State *L, proc_op *op, const char *doing) {
   pentry_op_detach(op);
-  luagent_check_cancelled(L, &op->slot);
+  sched_check_cancelled(L, &op->slot);
   lprocess *h = luagent_check_handle(L, 1, &PROC);
   if (!h->handle.closed) return h->e;
   luagent_fail(L, "closed", "the process handle was closed while %s", doing);
@@ -140,7 +139,7 @@ static int write_some(lua_State *L, proc_entry *e, proc_op *op) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (pentry_wait_for_io(e, op, 0, POLLOUT) != 0)
         return luagent_fail(L, "io", "cannot wait for process '%s': out of memory", e->name);
-      return host_await(L, &op->slot, (lua_KContext)op, write_k);
+      return sched_await(L, &op->slot, (lua_KContext)op, write_k);
     }
     if (n < 0 && errno == EPIPE)
       return luagent_fail(L, "io", "process '%s' closed its stdin (it may have ended) after %zu of %zu bytes",
@@ -213,7 +212,7 @@ static int read_some(lua_State *L, proc_entry *e, int stream, proc_op *op) {
   if (!op) op = pentry_new_op(L, e, stream);
   if (pentry_wait_for_io(e, op, stream, POLLIN) != 0)
     return luagent_fail(L, "io", "cannot wait for process '%s': out of memory", e->name);
-  return host_await(L, &op->slot, (lua_KContext)op, read_k);
+  return sched_await(L, &op->slot, (lua_KContext)op, read_k);
 }
 
 static int read_k(lua_State *L, int status, lua_KContext ctx) {
@@ -274,7 +273,7 @@ static int l_proc_wait(lua_State *L) {
     return push_exit(L, &e->p);
   }
   if (timeout >= 0) loop_timer_start(op->lp, &op->timer, timeout);
-  return host_await(L, &op->slot, (lua_KContext)op, wait_k);
+  return sched_await(L, &op->slot, (lua_KContext)op, wait_k);
 }
 
 /* proc:kill([sig]) -> true | false */
@@ -389,7 +388,7 @@ static int l_spawn(lua_State *L) {
   o.stdio[2] = check_stdio(L, "stderr");
   o.new_group = opt_boolean(L, 1, "new_group", 0);
   o.no_pidfd = opt_boolean(L, 1, "_no_pidfd", 0);
-  lprocess *h = luagent_new_handle(L, &PROC, sizeof *h, 0); /* first: nothing to lose if it raises */
+  lprocess *h = luagent_new_handle(L, &PROC, sizeof *h, 0); /* first, and closed: nothing to lose if it raises */
   process p;
   char err[512];
   int code = process_spawn(&p, &o, err, sizeof err);
@@ -403,9 +402,10 @@ static int l_spawn(lua_State *L) {
   if (!h->e) {
     process_kill(&p, SIGKILL);
     process_reap(&p);
-    process_release(&p);
+    process_release(&p); /* not the handle's yet */
     return luaL_error(L, "out of memory");
   }
+  luagent_handle_open(h);
   return 1;
 }
 

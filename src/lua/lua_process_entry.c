@@ -54,10 +54,7 @@ static void op_timer(loop_timer *t) {
 
 static int op_close(lua_State *L) {
   proc_op *op = luagent_check_handle(L, 1, &OP);
-  if (!op->handle.closed) {
-    op->handle.closed = 1;
-    pentry_op_detach(op);
-  }
+  if (luagent_handle_release(op)) pentry_op_detach(op);
   return 0;
 }
 
@@ -67,6 +64,7 @@ proc_op *pentry_new_op(lua_State *L, proc_entry *e, int kind) {
   op->kind = kind;
   loop_timer_init(&op->timer, op_timer);
   wait_slot_init(&op->slot, op_cancel);
+  luagent_handle_open(op);
   return op;
 }
 

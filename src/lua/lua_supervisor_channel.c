@@ -1,8 +1,9 @@
 /* lua_supervisor_channel: the supervisor channel of luagent.engine_stream — a
  * hijacked attach to `luagent-supervisor serve` running in a session
  * (sandbox/supervisor/DESIGN.md), which runs many commands over one
- * connection. Requests are encoded here (src/supervisor_proto.h, by
- * lua_supervisor_send.c), frames parsed by src/core/supervisor_frames.h.
+ * connection. Requests are encoded by lua_supervisor_send.c (with
+ * src/core/supervisor_proto.h), frames parsed by src/core/supervisor_frames.h,
+ * a pack's stream goes into a sink (lua_pack_sink.h).
  *
  *   engine_stream.supervisor(client:options("/exec/ID/start", {body, timeout}))
  *       -> channel | nil, err     returns once the supervisor said "R 2"
@@ -10,10 +11,10 @@
  *     cert_file, key_file, insecure), connect_timeout; timeout: seconds for
  *     the supervisor to say it is ready (15). {unix_socket, path = "/vX/..."}
  *     is the same as url = "http://localhost/vX/...". The connection is made
- *     on the event loop, over a unix socket, TCP or TLS alike (src/attach.h).
+ *     on the event loop, over a unix socket, TCP or TLS alike (src/core/attach.h).
  *     Failing before the engine let the attach through, err's kind is the
  *     attach's (docker_unreachable, tls, docker, network, protocol) and its
- *     message names the engine; afterwards it is runner.
+ *     message names the engine; afterwards it is supervisor_lost.
  *     channel:send(op, id, fields [, opts]) -> true | nil, err   (lua_supervisor_send.c)
  *     channel:wait(id [, seconds [, on_output]]) -> true (ended) | false (time
  *         passed, or output came when on_output) | nil, err (kind supervisor_lost: the
@@ -44,6 +45,8 @@
 #include <string.h>
 
 #include "host.h"
+#include "lua_docker_wire.h"
+#include "lua_engine_stream.h"
 #include "supervisor_proto.h"
 
 /* A task waiting in channel:wait(id): a userdata on that task's stack, so
@@ -65,9 +68,10 @@ static int l_channel_wait(lua_State *L);
 static int l_channel_take(lua_State *L);
 static int l_channel_result(lua_State *L);
 static int l_channel_alive(lua_State *L);
-static const luaL_Reg CHANNEL_METHODS[] = {{"send", lchannel_send},      {"wait", l_channel_wait},
-                                           {"take", l_channel_take},      {"result", l_channel_result},
-                                           {"alive", l_channel_alive},    {NULL, NULL}};
+/* and send, added by lua_supervisor_send.c */
+static const luaL_Reg CHANNEL_METHODS[] = {{"wait", l_channel_wait},     {"take", l_channel_take},
+                                           {"result", l_channel_result}, {"alive", l_channel_alive},
+                                           {NULL, NULL}};
 const luagent_handle_class SUPERVISOR_CHANNEL = {"luagent.engine_stream.supervisor", "supervisor channel", CHANNEL_METHODS,
                                              channel_close, channel_tostring};
 
@@ -100,11 +104,24 @@ static void wake_waiter(sv_result *r) {
   wait_slot_complete(&w->slot);
 }
 
-static void free_result(lua_State *L, sv_channel *ch, sv_result *r) {
+/* Lets go of r's sink, and of its extractor's anchor (the channel at index 1). */
+static void free_sink(lua_State *L, sv_result *r) {
+  if (!r->sink) return;
+  if (r->sink->extract) {
+    lua_getiuservalue(L, 1, CHANNEL_UV_SINKS);
+    lua_pushnil(L);
+    lua_rawseti(L, -2, (lua_Integer)r->id);
+    lua_pop(L, 1);
+  }
+  lsink_free(r->sink);
+  r->sink = NULL;
+}
+
+static void free_result(lua_State *L, sv_result *r) {
   wake_waiter(r);
   if (r->waiter) r->waiter->result = NULL;
   r->waiter = NULL;
-  lchannel_sink_free(L, ch, r);
+  free_sink(L, r);
   capped_free(&r->out[DOCKER_STDOUT]);
   capped_free(&r->out[DOCKER_STDERR]);
   buf_free(&r->failure);
@@ -122,7 +139,7 @@ static sv_result *take_result(sv_channel *ch, long long id) {
 
 void lchannel_forget(lua_State *L, sv_channel *ch, long long id) {
   sv_result *r = take_result(ch, id);
-  if (r) free_result(L, ch, r);
+  if (r) free_result(L, r);
 }
 
 static void set_integer(lua_State *L, const char *name, lua_Integer v) {
@@ -135,12 +152,12 @@ static void set_boolean(lua_State *L, const char *name, int v) {
   lua_setfield(L, -2, name);
 }
 
-/* Pushes the result table of r (and a pack's report, see lchannel_sink_finish). */
-static void push_result(lua_State *L, sv_channel *ch, sv_result *r) {
+/* Pushes the result table of r (and a pack's report, see lsink_finish). */
+static void push_result(lua_State *L, sv_result *r) {
   int truncated = 0;
   lua_createtable(L, 0, 14);
-  lengine_set_output(L, &r->out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
-  lengine_set_output(L, &r->out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
+  lwire_set_output(L, &r->out[DOCKER_STDOUT], "stdout", "stdout_bytes", &truncated);
+  lwire_set_output(L, &r->out[DOCKER_STDERR], "stderr", "stderr_bytes", &truncated);
   set_integer(L, "stdout_bytes", (lua_Integer)(r->taken[DOCKER_STDOUT] + r->out[DOCKER_STDOUT].total));
   set_integer(L, "stderr_bytes", (lua_Integer)(r->taken[DOCKER_STDERR] + r->out[DOCKER_STDERR].total));
   set_boolean(L, "truncated", truncated || r->was_truncated);
@@ -157,7 +174,7 @@ static void push_result(lua_State *L, sv_channel *ch, sv_result *r) {
     lua_pushlstring(L, r->failure.data, r->failure.len);
     lua_setfield(L, -2, "failure");
   }
-  lchannel_sink_finish(L, ch, r);
+  if (r->sink) lsink_finish(L, r->sink, r->done, r->exit.code, r->out[DOCKER_STDERR].total > 0);
 }
 
 static void wait_timer(loop_timer *t) {
@@ -191,12 +208,18 @@ static void on_frame_ready(void *ctx, const char *version) {
   wait_slot_complete(&ch->ready_slot);
 }
 
+static void kill_pack(sv_channel *ch, long long id) {
+  buf kill = BUF_INIT;
+  if (sv_encode_kill(&kill, id) == 0) lchannel_write(ch, &kill);
+  buf_free(&kill);
+}
+
 static void on_frame_output(void *ctx, long long id, int stream, const char *data, size_t n) {
   sv_channel *ch = ctx;
   sv_result *r = lchannel_find(ch, id);
   if (!r) return;
   if (stream == DOCKER_STDOUT && r->sink) {
-    lchannel_sink_feed(ch, r, data, n);
+    if (lsink_feed(r->sink, data, n)) kill_pack(ch, r->id); /* refused: stop the stream at once */
     return;
   }
   capped_write(&r->out[stream], data, n);
@@ -274,11 +297,11 @@ int lchannel_write(sv_channel *ch, const buf *request) {
 /* ---- the handle ---- */
 
 /* Idempotent; never waits. Ends the connection, wakes every waiter, and
- * keeps what the commands printed as Lua tables for result(id). */
+ * keeps what the commands printed as Lua tables for result(id). Also a
+ * channel's that never opened (its __gc). */
 static int channel_close(lua_State *L) {
   sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
-  if (ch->handle.closed) return 0;
-  ch->handle.closed = 1;
+  if (!luagent_handle_release(ch)) return 0;
   docker_attach_free(ch->attach);
   ch->attach = NULL;
   channel_ended(ch, "closed by the host");
@@ -286,9 +309,9 @@ static int channel_close(lua_State *L) {
   while (ch->results) {
     sv_result *r = ch->results;
     ch->results = r->next;
-    push_result(L, ch, r);
+    push_result(L, r);
     lua_rawseti(L, -2, (lua_Integer)r->id);
-    free_result(L, ch, r);
+    free_result(L, r);
   }
   lua_setiuservalue(L, 1, CHANNEL_UV_CLOSED);
   sv_frames_free(&ch->parser);
@@ -310,7 +333,7 @@ static void ready_timeout(loop_timer *t) {
 static int channel_ready_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   sv_channel *ch = (sv_channel *)ctx;
-  luagent_check_cancelled(L, &ch->ready_slot);
+  sched_check_cancelled(L, &ch->ready_slot);
   luagent_check_open(L, 2, &SUPERVISOR_CHANNEL);
   loop_timer_stop(ch->lp, &ch->ready_timer);
   if (!ch->ready && ch->open_error[0])
@@ -358,9 +381,10 @@ int lchannel_open(lua_State *L) {
   char err[512];
   ch->attach = docker_attach_start(ch->lp, &target, body, &ATTACH_CALLBACKS, ch, err, sizeof err);
   if (made_url) lua_remove(L, 2); /* the channel is at 2 */
-  if (!ch->attach) return luagent_fail(L, "config", "%s", err);
+  if (!ch->attach) return luagent_fail(L, "config", "%s", err); /* never opened: __gc frees it */
   loop_timer_start(ch->lp, &ch->ready_timer, opt_number(L, 1, "timeout", 15));
-  return host_await(L, &ch->ready_slot, (lua_KContext)ch, channel_ready_k);
+  luagent_handle_open(ch); /* built: what remains is waiting for "R 2" */
+  return sched_await(L, &ch->ready_slot, (lua_KContext)ch, channel_ready_k);
 }
 
 static int channel_wait_k(lua_State *L, int status, lua_KContext ctx) {
@@ -368,7 +392,7 @@ static int channel_wait_k(lua_State *L, int status, lua_KContext ctx) {
   result_wait *w = (result_wait *)ctx;
   sv_result *r = w->result;
   wait_finish(w);
-  luagent_check_cancelled(L, &w->slot);
+  sched_check_cancelled(L, &w->slot);
   sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
   if (ch->handle.closed)
     return luagent_fail(L, "closed", "the supervisor channel was closed while waiting for command %lld", w->id);
@@ -407,7 +431,7 @@ static int l_channel_wait(lua_State *L) {
   r->waiter = w;
   if (r->done || ch->ended || (on_output && has_output(r))) return channel_wait_k(L, LUA_OK, (lua_KContext)w);
   if (seconds >= 0) loop_timer_start(ch->lp, &w->timer, seconds);
-  return host_await(L, &w->slot, (lua_KContext)w, channel_wait_k);
+  return sched_await(L, &w->slot, (lua_KContext)w, channel_wait_k);
 }
 
 /* channel:take(id) -> stdout, stderr: the output since the last take. */
@@ -440,8 +464,8 @@ static int l_channel_result(lua_State *L) {
   }
   sv_result *r = lchannel_find(ch, id);
   luaL_argcheck(L, r != NULL, 2, "no command with this id was sent");
-  push_result(L, ch, r);
-  free_result(L, ch, take_result(ch, id));
+  push_result(L, r);
+  free_result(L, take_result(ch, id));
   return 1;
 }
 

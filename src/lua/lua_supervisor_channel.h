@@ -1,38 +1,32 @@
-/* lua_supervisor_channel: what the two files of the supervisor channel share —
- * lua_supervisor_channel.c (the handle, results, waits) and lua_supervisor_send.c
- * (requests from Lua tables, and the sinks a pack streams into). The Lua
- * surface is written at the top of lua_supervisor_channel.c. */
+/* lua_supervisor_channel: the supervisor channel's state, and what
+ * lua_supervisor_send.c uses of lua_supervisor_channel.c. The channel is two
+ * files that call one way: lua_supervisor_channel.c is the handle (open,
+ * close, what the supervisor says, wait/take/result/alive) and
+ * lua_supervisor_send.c adds the one method that writes, channel:send, to
+ * its class (lchannel_send_register, which the hub calls after
+ * lchannel_register: lua_engine_stream.h); send calls the helpers below,
+ * the channel never calls send. Pack sinks are
+ * lua_pack_sink.h. The Lua surface is written at the top of
+ * lua_supervisor_channel.c. */
 #ifndef LUAGENT_LUA_SUPERVISOR_CHANNEL_H
 #define LUAGENT_LUA_SUPERVISOR_CHANNEL_H
 
 #include <lua.h>
 
 #include "attach.h"
-#include "file_sink.h"
-#include "lua_engine_stream.h"
-#include "lua_tar.h"
+#include "docker_wire.h"
+#include "lua_pack_sink.h"
 #include "lua_util.h"
 #include "supervisor_frames.h"
 
 enum {
   CHANNEL_UV_CLOSED = 1, /* id -> result table, made at close */
-  CHANNEL_UV_SINKS,      /* id -> the tar extractor handle a pack streams into */
+  CHANNEL_UV_SINKS,      /* id -> the tar extractor handle a pack streams into (send
+                            sets it, the result's free clears it) */
   CHANNEL_UV_COUNT = CHANNEL_UV_SINKS
 };
 
 typedef struct result_wait result_wait;
-
-/* Where a pack's tar stream goes instead of stdout: extracted into a folder
- * (extract, a handle anchored in CHANNEL_UV_SINKS) or saved as a file. The
- * stream comes from inside the sandbox, so it is capped here too. */
-typedef struct pack_sink {
-  ltar_extract *extract;  /* NULL: the stream is saved into file */
-  file_sink file;
-  long long streamed;     /* tar bytes received */
-  long long limit;        /* the most accepted (0: none) */
-  int failed;             /* refused or broken: the pack was killed */
-  char error[300];
-} pack_sink;
 
 /* One command's output and end, collected as the supervisor reports them. */
 typedef struct sv_result {
@@ -79,17 +73,5 @@ void lchannel_forget(lua_State *L, sv_channel *ch, long long id);
 int lchannel_failure(lua_State *L, sv_channel *ch);
 /* Queues an encoded request. 0, or -1 once the connection is over. */
 int lchannel_write(sv_channel *ch, const buf *request);
-
-/* channel:send(op, id, fields [, opts]) (lua_supervisor_send.c). */
-int lchannel_send(lua_State *L);
-/* A pack's stdout bytes into its sink; on a refusal the pack is killed. */
-void lchannel_sink_feed(sv_channel *ch, sv_result *r, const char *data, size_t n);
-/* Sets the pack's fields of the result table on top: report (extracted),
- * saved (bytes) or sink_error; commits a saved file only when the pack ended
- * with 0, left nothing out (its stderr is empty) and the stream was whole.
- * The channel is at stack index 1. No-op without a sink. */
-void lchannel_sink_finish(lua_State *L, sv_channel *ch, sv_result *r);
-/* Lets go of r's sink (discarding an uncommitted file); channel at index 1. */
-void lchannel_sink_free(lua_State *L, sv_channel *ch, sv_result *r);
 
 #endif

@@ -1,6 +1,8 @@
-/* lua_supervisor_send: requests to the sandbox supervisor from Lua tables, encoded
- * by src/supervisor_proto.c, and the sinks a pack's tar stream goes into
- * (part of the supervisor channel, see lua_supervisor_channel.c).
+/* lua_supervisor_send: channel:send, the requests to the sandbox supervisor
+ * from Lua tables, encoded by src/core/supervisor_proto.c. Part of the
+ * supervisor channel (lua_supervisor_channel.h): it adds this one method to
+ * the channel's class and calls the channel's helpers (results, write,
+ * failure) and lua_pack_sink.c; neither calls it back.
  *
  *   channel:send(op, id, fields [, opts]) -> true | nil, err
  *     op "run" | "spawn": fields {argv = {...}, env = {"NAME=value", ...}, cwd,
@@ -13,7 +15,7 @@
  *     op "list": {path, max_entries} (0: no limit), answered by serve itself
  *     opts {max_output (bytes kept per stream, default 1 MiB),
  *           extract = {dest, strip, max_bytes, max_entries, limit} | save = {path, limit}}
- *         a pack's stdout goes into extract (safely, src/tar_extract.c) or
+ *         a pack's stdout goes into extract (safely, src/core/tar_extract.c) or
  *         save (a temporary file renamed at the end) instead of stdout; limit
  *         caps the tar bytes accepted (the stream comes from inside the
  *         sandbox): past it, or when extraction fails, the pack is killed.
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lua_engine_stream.h"
 #include "lua_supervisor_channel.h"
 #include "supervisor_proto.h"
 
@@ -141,128 +144,20 @@ static int encode(lua_State *L, buf *out, const char *op, long long id, int fiel
   return luaL_error(L, "send: unknown op '%s' (run, spawn, write, eof, python, kill, signal, pack, list)", op);
 }
 
-/* ---- pack sinks ---- */
-
-static void sink_fail(sv_channel *ch, sv_result *r, const char *why) {
-  pack_sink *s = r->sink;
-  if (s->failed) return;
-  s->failed = 1;
-  snprintf(s->error, sizeof s->error, "%s", why);
-  buf kill = BUF_INIT;
-  if (sv_encode_kill(&kill, r->id) == 0) lchannel_write(ch, &kill); /* stop the stream at once */
-  buf_free(&kill);
-}
-
-void lchannel_sink_feed(sv_channel *ch, sv_result *r, const char *data, size_t n) {
-  pack_sink *s = r->sink;
-  if (s->failed) return;
-  s->streamed += (long long)n;
-  if (s->limit && s->streamed > s->limit) {
-    char why[120];
-    snprintf(why, sizeof why, "the archive from the sandbox is larger than its limits allow (%lld bytes)", s->limit);
-    sink_fail(ch, r, why);
-  } else if (s->extract) {
-    if (s->extract->handle.closed) sink_fail(ch, r, "the tar extractor was closed");
-    else if (tar_extract_feed(s->extract->x, data, n) != 0) sink_fail(ch, r, tar_extract_error(s->extract->x));
-  } else if (file_sink_write(&s->file, data, n) != 0) {
-    sink_fail(ch, r, s->file.error);
-  }
-}
-
-static void set_sink_error(lua_State *L, const char *why) {
-  lua_pushstring(L, why);
-  lua_setfield(L, -2, "sink_error");
-}
-
-void lchannel_sink_finish(lua_State *L, sv_channel *ch, sv_result *r) {
-  (void)ch;
-  pack_sink *s = r->sink;
-  if (!s) return;
-  if (s->failed) {
-    set_sink_error(L, s->error);
-  } else if (!r->done) {
-    set_sink_error(L, "the stream ended before the pack did");
-  } else if (s->extract && s->extract->handle.closed) { /* e.g. collected with the channel */
-    set_sink_error(L, "the tar extractor was closed");
-  } else if (s->extract) {
-    tar_extract *x = s->extract->x;
-    if (tar_extract_finish(x) != 0) {
-      set_sink_error(L, tar_extract_error(x));
-    } else {
-      ltar_push_report(L, x);
-      lua_setfield(L, -2, "report");
-    }
-  } else if (r->exit.code != 0 || r->out[DOCKER_STDERR].total > 0) {
-    set_sink_error(L, "the pack left entries out or failed");
-  } else if (file_sink_commit(&s->file) != 0) {
-    set_sink_error(L, s->file.error);
-  } else {
-    lua_pushinteger(L, (lua_Integer)s->file.written);
-    lua_setfield(L, -2, "saved");
-  }
-  s->failed = 1; /* finished: feed nothing more */
-}
-
-void lchannel_sink_free(lua_State *L, sv_channel *ch, sv_result *r) {
-  (void)ch;
-  pack_sink *s = r->sink;
-  if (!s) return;
-  if (s->extract) {
-    ltar_extract_close(s->extract);
-    lua_getiuservalue(L, 1, CHANNEL_UV_SINKS);
-    lua_pushnil(L);
-    lua_rawseti(L, -2, (lua_Integer)r->id);
-    lua_pop(L, 1);
-  } else {
-    file_sink_discard(&s->file);
-  }
-  free(s);
-  r->sink = NULL;
-}
-
-/* The sink table opts asks for (extract or save), pushed, with its kind;
- * nothing pushed and 0 without one. Raises when it lacks its dest/path. */
-static int sink_spec(lua_State *L, int opts) {
-  if (!opts) return 0;
-  static const char *const kinds[] = {"extract", "save"};
-  static const char *const needs[] = {"dest", "path"};
-  for (int k = 0; k < 2; k++) {
-    if (lua_getfield(L, opts, kinds[k]) == LUA_TTABLE) {
-      if (!opt_string(L, lua_gettop(L), needs[k], NULL, NULL))
-        luaL_error(L, "send: opts.%s needs '%s'", kinds[k], needs[k]);
-      return k + 1;
-    }
-    lua_pop(L, 1);
-  }
-  return 0;
-}
-
-/* Makes the sink of kind (1 extract, 2 save) from the spec on top, for
- * result r (the channel at index 1); pops the spec. 0, or pushes nil, err
- * and returns 2. */
+/* Makes r's sink of kind (lua_pack_sink.h) from the spec on top and anchors
+ * its extractor in the channel at index 1. 0, or nil, err pushed and 2. */
 static int make_sink(lua_State *L, sv_result *r, int kind) {
-  int spec = lua_gettop(L);
-  pack_sink *s = calloc(1, sizeof *s);
-  if (!s) return luaL_error(L, "out of memory");
-  s->file.fd = -1;
-  r->sink = s;
-  s->limit = (long long)opt_integer(L, spec, "limit", 0);
-  if (kind == 1) {
-    s->extract = ltar_extract_new(L, opt_string(L, spec, "dest", NULL, NULL), spec);
-    if (!s->extract) return 2;
-    lua_getiuservalue(L, 1, CHANNEL_UV_SINKS);
-    lua_pushvalue(L, -2);
-    lua_rawseti(L, -2, (lua_Integer)r->id);
-    lua_pop(L, 2);
-  } else if (file_sink_open(&s->file, opt_string(L, spec, "path", NULL, NULL), 0) != 0) {
-    return luagent_fail(L, "io", "%s", s->file.error);
-  }
-  lua_remove(L, spec);
+  int n = lsink_open(L, &r->sink, kind);
+  if (n || kind != LSINK_EXTRACT) return n;
+  lua_getiuservalue(L, 1, CHANNEL_UV_SINKS); /* the handle lives as long as r */
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, (lua_Integer)r->id);
+  lua_pop(L, 2);
   return 0;
 }
 
 /* channel:send(op, id, fields [, opts]) -> true | nil, err */
-int lchannel_send(lua_State *L) {
+static int l_channel_send(lua_State *L) {
   sv_channel *ch = luagent_check_open(L, 1, &SUPERVISOR_CHANNEL);
   const char *op = luaL_checkstring(L, 2);
   long long id = luaL_checkinteger(L, 3);
@@ -279,7 +174,7 @@ int lchannel_send(lua_State *L) {
   int pack = strcmp(op, "pack") == 0;
   int registers = strcmp(op, "kill") != 0 && strcmp(op, "signal") != 0;
   if (registers && lchannel_find(ch, id)) return luaL_argerror(L, 3, "a command with this id was already sent");
-  int sink = pack ? sink_spec(L, opts) : 0;
+  int sink = pack ? lsink_spec(L, opts) : LSINK_NONE;
   buf request = BUF_INIT;
   int rc = encode(L, &request, op, id, 4); /* raises before anything is allocated */
   if (rc != 0) {
@@ -305,4 +200,9 @@ int lchannel_send(lua_State *L) {
   }
   lua_pushboolean(L, 1);
   return 1;
+}
+
+void lchannel_send_register(lua_State *L) {
+  static const luaL_Reg methods[] = {{"send", l_channel_send}, {NULL, NULL}};
+  luagent_add_methods(L, &SUPERVISOR_CHANNEL, methods);
 }

@@ -10,12 +10,15 @@
  *                          shell); output = stdout+stderr, or shown live with inherit
  *   sys.process_start(pid) -> the process's start time (clock ticks since boot) | nil
  *                          (with the pid, it names a process even after pid reuse)
- *   sys.random_hex(n)    -> n random bytes from the kernel, as hex
+ *   sys.random_hex(n)    -> n random bytes from the operating system, as hex
  *   sys.maxrss()         -> peak resident memory of this process, in bytes
  *   sys.sha256(string)   -> hex digest
  *   sys.sha256_file(path) -> hex digest, size | nil, err   (read in chunks)
  *   sys.asset(name)      -> the embedded file (e.g. "sandbox/Dockerfile") | nil
  *   sys.base64(bytes)    -> standard base64 (for images sent to models)
+ *   sys.signal_name(n)   -> "TERM" | nil      the one table of signal names
+ *   sys.signal_number(name) -> 15 | nil       ("TERM", "SIGTERM", "term" or "15"),
+ *                          both from src/core/process.c, which luagent.process uses too
  */
 #include <errno.h>
 #include <lauxlib.h>
@@ -31,6 +34,7 @@
 #include "buf.h"
 #include "embedded.h"
 #include "lua_util.h"
+#include "process.h"
 #include "sha256.h"
 
 static int l_pid(lua_State *L) {
@@ -212,13 +216,30 @@ static int l_base64(lua_State *L) {
   return 1;
 }
 
+static int l_signal_name(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  const char *name = n > 0 && n < 256 ? process_signal_name((int)n) : NULL;
+  if (name) lua_pushstring(L, name);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static int l_signal_number(lua_State *L) {
+  int n = process_signal_number(luaL_checkstring(L, 1));
+  if (n) lua_pushinteger(L, n);
+  else lua_pushnil(L);
+  return 1;
+}
+
 int luaopen_luagent_sys(lua_State *L) {
   static const luaL_Reg funcs[] = {{"pid", l_pid},         {"alive", l_alive},   {"getenv", l_getenv},
                                    {"isatty", l_isatty},   {"hostname", l_hostname}, {"time", l_time},
                                    {"execute", l_execute}, {"process_start", l_process_start},
                                    {"random_hex", l_random_hex}, {"maxrss", l_maxrss},
                                    {"sha256", l_sha256}, {"sha256_file", l_sha256_file},
-                                   {"asset", l_asset}, {"base64", l_base64}, {NULL, NULL}};
+                                   {"asset", l_asset}, {"base64", l_base64},
+                                   {"signal_name", l_signal_name}, {"signal_number", l_signal_number},
+                                   {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;
 }

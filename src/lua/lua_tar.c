@@ -28,13 +28,13 @@ static const luagent_handle_class EXTRACT = {"luagent.tar.extract", "tar extract
                                              NULL};
 
 void ltar_writer_close(ltar_writer *b) {
-  b->handle.closed = 1;
+  if (!luagent_handle_release(b)) return;
   tar_writer_free(b->w);
   b->w = NULL;
 }
 
 void ltar_extract_close(ltar_extract *b) {
-  b->handle.closed = 1;
+  if (!luagent_handle_release(b)) return;
   tar_extract_free(b->x);
   b->x = NULL;
 }
@@ -91,9 +91,10 @@ ltar_writer *ltar_writer_from_entries(lua_State *L, int idx, unsigned uid, unsig
     lua_pop(L, 1);
     if (rc != 0) {
       luagent_fail(L, errno == ENOENT ? "not_found" : "bad_entry", "%s", err);
-      return NULL;
+      return NULL; /* never opened: its __gc frees the writer */
     }
   }
+  luagent_handle_open(b);
   return b;
 }
 
@@ -137,6 +138,7 @@ ltar_extract *ltar_extract_new(lua_State *L, const char *dest, int opts) {
     return NULL;
   }
   tar_extract_set_limits(b->x, max_bytes, max_entries);
+  luagent_handle_open(b);
   return b;
 }
 

@@ -24,13 +24,14 @@ typedef struct ltar_extract {
 
 /* Builds a writer from the list at idx: {name = "input/x.csv", file = host_path}
  * | {name, data = string [, mode]} | {name, dir = true [, mode]} | {name, symlink = target}.
- * Pushes its handle; on a bad entry pushes nil, err after it and returns NULL. */
+ * Pushes its handle; on a bad entry pushes nil, err after it and returns NULL
+ * (the handle, never opened, is freed by its __gc). */
 ltar_writer *ltar_writer_from_entries(lua_State *L, int idx, unsigned uid, unsigned gid);
 /* Pushes {files = {{path, size}...}, refused = {{name, reason}...}, bytes}. */
 void ltar_push_report(lua_State *L, const tar_extract *x);
 /* Pushes the handle of a new extractor into dest, with strip, max_bytes and
  * max_entries read from the options table at opts (0: none); on failure
- * pushes nil, err after it and returns NULL. */
+ * pushes nil, err after it and returns NULL (the handle is never opened). */
 ltar_extract *ltar_extract_new(lua_State *L, const char *dest, int opts);
 /* The writer / extractor of an open handle; raises "tar writer is closed" /
  * "tar extractor is closed". */

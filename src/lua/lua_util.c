@@ -129,11 +129,29 @@ void luagent_register_handle(lua_State *L, const luagent_handle_class *c) {
   lua_pop(L, 1);
 }
 
+void luagent_add_methods(lua_State *L, const luagent_handle_class *c, const luaL_Reg *methods) {
+  luaL_getmetatable(L, c->name);
+  lua_getfield(L, -1, "__index");
+  luaL_setfuncs(L, methods, 0);
+  lua_pop(L, 2);
+}
+
 void *luagent_new_handle(lua_State *L, const luagent_handle_class *c, size_t size, int nuv) {
-  void *p = lua_newuserdatauv(L, size, nuv);
-  memset(p, 0, size);
+  luagent_handle *h = lua_newuserdatauv(L, size, nuv);
+  memset(h, 0, size);
+  h->closed = 1; /* until luagent_handle_open: born closed */
   luaL_setmetatable(L, c->name);
-  return p;
+  return h;
+}
+
+void luagent_handle_open(void *h) { ((luagent_handle *)h)->closed = 0; }
+
+int luagent_handle_release(void *p) {
+  luagent_handle *h = p;
+  if (h->released) return 0;
+  h->released = 1;
+  h->closed = 1;
+  return 1;
 }
 
 void *luagent_check_handle(lua_State *L, int idx, const luagent_handle_class *c) {

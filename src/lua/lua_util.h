@@ -1,6 +1,6 @@
 /* lua_util: small helpers every binding shares — option fields and handle
  * classes. Error values are lua_errors.h; the cooperative wait (wait_slot,
- * `host_await`, luagent_check_cancelled) that makes a waiting C primitive
+ * `sched_await`, sched_check_cancelled) that makes a waiting C primitive
  * yield inside a task and block elsewhere is the scheduler's, sched.h,
  * included here so every binding has it. */
 #ifndef LUAGENT_LUA_UTIL_H
@@ -35,9 +35,21 @@ void luagent_new_class(lua_State *L, const char *name, const luaL_Reg *methods);
  * luagent_register_handle: `close` is bound to the close method, __close and
  * __gc (it must be idempotent and must not wait or do I/O: a finalizer runs
  * at any time), and every method that needs an open handle starts with
- * luagent_check_open, which raises "<what> is closed". */
+ * luagent_check_open, which raises "<what> is closed".
+ *
+ * Handles are born closed (as liolib's newprefile): luagent_new_handle makes
+ * one that counts as closed until its constructor, fully done, calls
+ * luagent_handle_open. A constructor that fails half way (returns nil, err,
+ * or raises) therefore closes nothing by hand: it leaves a handle nobody
+ * can use, and its __gc frees whatever it already holds. So every close
+ * starts with luagent_handle_release, true once — for an open handle's first
+ * close, and for a half-built one's collection alike — and frees what is
+ * there (pointers still NULL, buffers still empty); a constructor first sets
+ * up what a close reads (timers, wait slots, fds = -1) before anything that
+ * can raise. */
 typedef struct luagent_handle {
-  int closed;
+  int closed;   /* not usable: from birth until luagent_handle_open, and after close */
+  int released; /* its close ran: what it held is freed */
 } luagent_handle;
 
 typedef struct luagent_handle_class {
@@ -49,9 +61,20 @@ typedef struct luagent_handle_class {
 } luagent_handle_class;
 
 void luagent_register_handle(lua_State *L, const luagent_handle_class *c);
-/* Creates a userdata of `size` bytes (zeroed, closed = 0) with nuv user
- * values and the class's metatable; pushes it. */
+/* Adds methods to a registered class from a file other than its own (the
+ * supervisor channel's send), so that file calls the class's file and never
+ * the other way round. */
+void luagent_add_methods(lua_State *L, const luagent_handle_class *c, const luaL_Reg *methods);
+/* Creates a userdata of `size` bytes (zeroed, but closed: not yet usable)
+ * with nuv user values and the class's metatable; pushes it. */
 void *luagent_new_handle(lua_State *L, const luagent_handle_class *c, size_t size, int nuv);
+/* The last step of a constructor: the handle h (its luagent_handle) is
+ * built and open. */
+void luagent_handle_open(void *h);
+/* The first step of every close of h (close, __close, __gc, an owner's):
+ * 1 the first time — h is closed from now on and the caller frees what it
+ * holds, whether h was open or left half-built — then 0. */
+int luagent_handle_release(void *h);
 /* The handle at idx, open or closed (argument error if it is not one). */
 void *luagent_check_handle(lua_State *L, int idx, const luagent_handle_class *c);
 /* The handle at idx; raises "<what> is closed" if it is. */

@@ -73,7 +73,7 @@ static int raise_cancelled(lua_State *L, const char *why) {
   return lua_error(L);
 }
 
-void luagent_check_cancelled(lua_State *L, const wait_slot *slot) {
+void sched_check_cancelled(lua_State *L, const wait_slot *slot) {
   if (slot->cancelled) raise_cancelled(L, slot->why);
 }
 
@@ -294,7 +294,7 @@ static void block_until_done(lua_State *L, sched *s, wait_slot *slot) {
 /* Is L the coroutine of the running task t, able to yield to the scheduler? */
 static int can_yield(const task *t, lua_State *L) { return t && t->co == L && lua_isyieldable(L); }
 
-int host_await(lua_State *L, wait_slot *slot, lua_KContext ctx, lua_KFunction k) {
+int sched_await(lua_State *L, wait_slot *slot, lua_KContext ctx, lua_KFunction k) {
   sched *s = sched_of(L);
   task *t = s->current;
   if (!slot->done) {
@@ -419,7 +419,7 @@ static int task_wait_k(lua_State *L, int status, lua_KContext ctx) {
       self->deadlocked = 0;
       return luagent_fail(L, "deadlock", "task %u can never finish: every task is waiting", t->id);
     }
-    luagent_check_cancelled(L, &self->join);
+    sched_check_cancelled(L, &self->join);
   }
   return push_outcome(L, t, 1);
 }
@@ -444,7 +444,7 @@ int task_wait(lua_State *L) {
   self->joining = t;
   self->next_waiter = t->waiters;
   t->waiters = self;
-  return host_await(L, &self->join, (lua_KContext)t, task_wait_k);
+  return sched_await(L, &self->join, (lua_KContext)t, task_wait_k);
 }
 
 static int yield_k(lua_State *L, int status, lua_KContext ctx) {

@@ -2,7 +2,7 @@
  *
  * It owns every task and every wait: the task records, the ready queue, the
  * list of unfinished tasks, the wait slots a waiting primitive hands to
- * host_await(), cancellation (with its reason, which the "cancelled" error's
+ * sched_await(), cancellation (with its reason, which the "cancelled" error's
  * message gives), deadlock detection and the failures nobody waited for.
  * It never exits the process: when tasks do not stop within the grace period
  * after a cancellation, sched_run() says so (SCHED_GAVE_UP) and the caller
@@ -51,11 +51,11 @@ void wait_slot_complete(wait_slot *slot);
 /* Waits until slot->done, then continues in k(L, status, ctx). Inside a task
  * this yields to the scheduler; elsewhere (the REPL, a plain coroutine, a
  * finalizer) it drives the scheduler in place. The continuation must begin
- * with luagent_check_cancelled(L, slot). */
-int host_await(lua_State *L, wait_slot *slot, lua_KContext ctx, lua_KFunction k);
+ * with sched_check_cancelled(L, slot). */
+int sched_await(lua_State *L, wait_slot *slot, lua_KContext ctx, lua_KFunction k);
 /* Raises {kind = "cancelled"} if the wait was cancelled; its message says
  * why (one of the SCHED_WHY_* reasons). */
-void luagent_check_cancelled(lua_State *L, const wait_slot *slot);
+void sched_check_cancelled(lua_State *L, const wait_slot *slot);
 
 /* Why a task was cancelled: the message of its "cancelled" error. */
 extern const char SCHED_WHY_INTERRUPT[];   /* "interrupted (Ctrl-C): the run is stopping" */

@@ -103,7 +103,7 @@ static void spawns_with_pipes_and_sees_the_end_by_pidfd(void) {
   CHECK(read(p.fd[1], out, sizeof out - 1) > 0);
   CHECK_STR(out, "got hi\n");
   if (p.pidfd >= 0) CHECK(readable(p.pidfd));
-  else while (!process_reap(&p)) usleep(1000); /* a kernel without pidfds */
+  else while (!process_reap(&p)) usleep(1000); /* Linux without pidfds */
   CHECK(process_reap(&p) == 1);
   CHECK(p.exit_code == 4 && p.signal == 0);
   CHECK(process_reap(&p) == 1); /* again: the same answer */

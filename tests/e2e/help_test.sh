@@ -1,11 +1,15 @@
 # `luagent help`, `luagent help TOPIC`, `luagent COMMAND --help` and the man
 # page (`luagent help --man`, installed by `make install`): all from one
 # source (lua/luagent/cli/help_pages.lua). Every command of src/main.c has a
-# page, every option of `run` is on its page, the man page renders without
-# warnings and mentions every command.
+# page, every option of `run` is on its page, every topic that is not a
+# command (what left the README) has a page, the man page renders without
+# warnings and has a section for each; README.md stays a front door (at most
+# 260 lines) whose every `luagent help X` names a topic that exists.
 . tests/e2e/lib.sh
 
-TOPICS="run new sandbox trace eval cache doctor meta repl version help"
+COMMANDS="run new sandbox trace eval cache doctor meta repl version help"
+GUIDES="recipes tools mcp structured approval models sandboxes pool engines outputs traces faults errors"
+TOPICS="$COMMANDS $GUIDES"
 
 # page_ok TOPIC: `luagent help TOPIC` prints its page: title, usage, and its sections
 page_ok() {
@@ -14,7 +18,48 @@ page_ok() {
   head -1 "$TMP/stdout" | grep -q "^luagent $1: " || { echo "first line: $(head -1 "$TMP/stdout")"; return 1; }
   stdout_has "^usage: luagent $1" && stdout_has "^exit status:" && [ ! -s "$TMP/stderr" ]
 }
-for t in $TOPICS; do check "'luagent help $t' prints its page (what, usage, exit status)" page_ok "$t"; done
+for t in $COMMANDS; do check "'luagent help $t' prints its page (what, usage, exit status)" page_ok "$t"; done
+
+# topic_ok TOPIC: `luagent help TOPIC` prints a topic's page: title, text, where to read more
+topic_ok() {
+  run_luagent help "$1"
+  status_is 0 || return 1
+  head -1 "$TMP/stdout" | grep -q "^luagent help $1: " || { echo "first line: $(head -1 "$TMP/stdout")"; return 1; }
+  [ "$(wc -l < "$TMP/stdout")" -ge 8 ] && stdout_has "^See also: " && [ ! -s "$TMP/stderr" ]
+}
+for t in $GUIDES; do check "'luagent help $t' prints the topic's page" topic_ok "$t"; done
+summary_lists_topics() {
+  want="Topics: $(echo $GUIDES | sed 's/ /, /g')."
+  "$LUAGENT" help | tr '\n' ' ' | grep -qF "$want" || { echo "the summary does not say: $want"; return 1; }
+}
+check "the summary lists every topic" summary_lists_topics
+
+# The error kinds on 'luagent help errors' are the catalogue's, every one of them.
+kinds_on_page() {
+  "$LUAGENT" run -q /dev/stdin > "$TMP/kinds" <<'LUA'
+for kind in pairs(require("luagent.errors").KINDS) do print(kind) end
+LUA
+  "$LUAGENT" help errors > "$TMP/errors.page"
+  [ "$(wc -l < "$TMP/kinds")" -ge 20 ] || { echo "found $(wc -l < "$TMP/kinds") kinds"; return 1; }
+  while read -r k; do grep -q "^  $k " "$TMP/errors.page" || { echo "$k is not on the errors page"; return 1; }; done < "$TMP/kinds"
+}
+check "'luagent help errors' lists every kind of luagent.errors.KINDS" kinds_on_page
+
+# ---- the README: a front door that links the rest ----
+readme_links() {
+  links=$(grep -o 'luagent help [a-z][a-z_]*' README.md | sed 's/luagent help //' | sort -u)
+  [ "$(echo "$links" | wc -w)" -ge 8 ] || { echo "README.md links $(echo "$links" | wc -w) topics"; return 1; }
+  for t in $links; do
+    "$LUAGENT" help "$t" > /dev/null 2>&1 || { echo "README.md links 'luagent help $t', which is no topic"; return 1; }
+  done
+}
+check "every 'luagent help X' in README.md names a topic that exists" readme_links
+every_topic_linked() {
+  for t in $GUIDES; do grep -q "luagent help $t\b" README.md || { echo "README.md does not link 'luagent help $t'"; return 1; }; done
+}
+check "... and README.md links every topic (what left it stays reachable)" every_topic_linked
+check "README.md is a front door: at most 260 lines" sh -c "
+  n=\$(wc -l < README.md); [ \$n -le 260 ] || { echo \"README.md has \$n lines\"; exit 1; }"
 
 run_luagent help run
 cp "$TMP/stdout" "$TMP/run.page"
@@ -80,10 +125,15 @@ MANWIDTH=80 man --warnings -l "$TMP/luagent.1" > "$TMP/man.txt" 2> "$TMP/man.err
 echo $? > "$TMP/man.status"
 mentions_every_command() {
   [ "$(cat "$TMP/man.status")" = 0 ] && [ ! -s "$TMP/man.err" ] || { echo "man: $(cat "$TMP/man.err")"; return 1; }
-  for t in $TOPICS; do grep -q "^   luagent $t\$" "$TMP/man.txt" || { echo "no section for luagent $t"; return 1; }; done
+  for t in $COMMANDS; do grep -q "^   luagent $t\$" "$TMP/man.txt" || { echo "no section for luagent $t"; return 1; }; done
   grep -q -- '--set key=value' "$TMP/man.txt" && grep -q 'OPENAI_BASE_URL' "$TMP/man.txt"
 }
 check "'man -l luagent.1' renders it without a warning, with a section for every command" mentions_every_command
+has_topics() {
+  grep -q '^TOPICS$' "$TMP/man.txt" || { echo "no TOPICS section"; return 1; }
+  for t in $GUIDES; do grep -q "^   $t\$" "$TMP/man.txt" || { echo "no section for the topic $t"; return 1; }; done
+}
+check "... and a section for every topic, under TOPICS" has_topics
 
 # `make install` puts the man page where `man luagent` finds it (only when the
 # binary under test is the one the Makefile builds, and it is up to date).

@@ -1,6 +1,7 @@
 # `luagent new` without running a recipe (tests/e2e/new_test.sh runs them in
 # the sandbox): the files it writes, from the templates embedded in the
-# binary; its eval spec and check are valid; --from energy_anomaly renames
+# binary; the recipe is an agent of 20-40 lines with its scripted driver in a
+# file beside it; its eval spec and check are valid; --from energy_anomaly renames
 # every file, require and path; a file already there, a bad NAME or an
 # unknown template is exit 2 with nothing written.
 . tests/e2e/lib.sh
@@ -25,21 +26,30 @@ lua_in() {
 # ---- the default template ----
 mkdir -p "$TMP/p"
 in_dir "$TMP/p" new demo
-check "'luagent new demo' in an empty folder exits 0 and writes the recipe, its YAML, an eval spec and its check" sh -c "
+check "'luagent new demo' in an empty folder exits 0 and writes the recipe, its YAML, its scripted driver, an eval spec and its check" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/p/demo.lua ] && [ -s $TMP/p/demo.yaml ] && [ -s $TMP/p/demo.eval.yaml ] &&
-  [ -s $TMP/p/demo_check.lua ] && [ -s $TMP/p/demo_sample.csv ] && [ \$(ls $TMP/p | wc -l) = 5 ]"
+  [ -s $TMP/p/demo_check.lua ] && [ -s $TMP/p/demo_sample.csv ] && [ -s $TMP/p/demo_script.lua ] && [ \$(ls $TMP/p | wc -l) = 6 ]"
 check "... it lists each file with what it is, and says what to run next" sh -c "
-  for f in demo.lua demo.yaml demo.eval.yaml demo_check.lua demo_sample.csv; do grep -q \"^  \$f  \" $TMP/stdout || exit 1; done
+  for f in demo.lua demo.yaml demo_script.lua demo.eval.yaml demo_check.lua demo_sample.csv; do grep -q \"^  \$f  \" $TMP/stdout || exit 1; done
   grep -q '^next:' $TMP/stdout && grep -q 'luagent run demo.lua' $TMP/stdout && grep -q 'luagent eval demo.eval.yaml' $TMP/stdout"
 check "... the files carry the name, no template placeholder is left, and they are the embedded templates filled in" sh -c "
   ! grep -rq '{{name}}' $TMP/p && grep -q 'luagent.config(\"demo.yaml\")' $TMP/p/demo.lua &&
   grep -q '^recipe: demo.lua' $TMP/p/demo.eval.yaml && grep -q '^check: demo_check.lua' $TMP/p/demo.eval.yaml &&
   grep -q '^input: demo_sample.csv' $TMP/p/demo.yaml &&
   sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe.lua | cmp - $TMP/p/demo.lua &&
+  sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe_script.lua | cmp - $TMP/p/demo_script.lua &&
   cmp $ROOT/recipes/templates/basic/recipe_sample.csv $TMP/p/demo_sample.csv"
-check "... the recipe and its check compile, and luacheck finds nothing in them" sh -c "
-  luac5.4 -p $TMP/p/demo.lua $TMP/p/demo_check.lua 2>/dev/null || lua5.4 -e 'assert(loadfile(\"$TMP/p/demo.lua\")); assert(loadfile(\"$TMP/p/demo_check.lua\"))'
-  cd $TMP/p && luacheck --no-color -q --globals luagent --std lua54 demo.lua demo_check.lua"
+check "... the recipe, its scripted driver and its check compile, and luacheck finds nothing in them" sh -c "
+  luac5.4 -p $TMP/p/demo.lua $TMP/p/demo_script.lua $TMP/p/demo_check.lua 2>/dev/null ||
+    lua5.4 -e 'for _, f in ipairs{\"demo.lua\", \"demo_script.lua\", \"demo_check.lua\"} do assert(loadfile(\"$TMP/p/\" .. f)) end'
+  cd $TMP/p && luacheck --no-color -q --globals luagent --std lua54 demo.lua demo_script.lua demo_check.lua"
+# The recipe a user edits reads as an agent: 20-40 lines, its scripted driver
+# (not a model, and named so) in the file beside it.
+check "... the recipe is 20-40 lines and takes its scripted driver from demo_script.lua, which is named as one" sh -c "
+  n=\$(wc -l < $TMP/p/demo.lua); [ \$n -ge 20 ] && [ \$n -le 40 ] || { echo \"demo.lua has \$n lines\"; exit 1; }
+  grep -q 'model.from_or_scripted(cfg.model, require(\"demo_script\"))' $TMP/p/demo.lua &&
+  ! grep -q 'model.scripted' $TMP/p/demo.lua && grep -q 'model.scripted(' $TMP/p/demo_script.lua &&
+  grep -q 'name = \"scripted-demo\"' $TMP/p/demo_script.lua && grep -q 'It is NOT a model' $TMP/p/demo_script.lua"
 
 SPEC_LOADS='local spec = assert(require("luagent.eval.spec").load((...)))
 print(spec.name, spec.recipe:match("[^/]+$"), #spec.variants, #spec.inputs, spec.check ~= nil)'
@@ -86,7 +96,8 @@ check "a file already there: exit 2 naming it, nothing written, the file untouch
   [ \"\$(ls $TMP/q)\" = demo.yaml ] && [ \"\$(cat $TMP/q/demo.yaml)\" = mine ] && [ ! -s $TMP/stdout ]"
 in_dir "$TMP/p" new demo
 check "'luagent new demo' twice: the second exits 2 naming every file, and the first's files are kept" sh -c "
-  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q 'demo.lua, demo.yaml, demo_sample.csv, demo.eval.yaml, demo_check.lua already there' $TMP/stderr &&
+  [ \"\$(cat $TMP/status)\" = 2 ] &&
+  grep -q 'demo.lua, demo.yaml, demo_script.lua, demo_sample.csv, demo.eval.yaml, demo_check.lua already there' $TMP/stderr &&
   sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe.lua | cmp - $TMP/p/demo.lua"
 
 # ---- names and options ----
@@ -116,6 +127,7 @@ check "an unknown option: exit 2" sh -c "[ \"\$(cat $TMP/status)\" = 2 ] && grep
 in_dir "$TMP/n" new two --dir "$TMP/made/here"
 check "--dir DIR writes there, making the folder; the next steps name the paths" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/made/here/two.lua ] && [ -s $TMP/made/here/two_check.lua ] &&
+  [ -s $TMP/made/here/two_script.lua ] && grep -q 'require(\"two_script\")' $TMP/made/here/two.lua &&
   grep -q 'luagent run $TMP/made/here/two.lua' $TMP/stdout && [ -z \"\$(ls $TMP/n)\" ]"
 
 # ---- --from energy_anomaly ----
@@ -146,4 +158,4 @@ mkdir -p "$TMP/far"
 (cd "$TMP/far" && env -u LUAGENT_PATH "$TMP/luagent-copy" new solo > /dev/null 2>&1 &&
   env -u LUAGENT_PATH "$TMP/luagent-copy" new solo2 --from energy_anomaly > /dev/null 2>&1)
 check "a copy of the binary elsewhere writes both templates (they are embedded)" sh -c "
-  [ -s $TMP/far/solo.lua ] && [ -s $TMP/far/solo_sample.csv ] && [ -s $TMP/far/solo2_steps.lua ]"
+  [ -s $TMP/far/solo.lua ] && [ -s $TMP/far/solo_sample.csv ] && [ -s $TMP/far/solo_script.lua ] && [ -s $TMP/far/solo2_steps.lua ]"

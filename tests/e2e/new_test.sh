@@ -19,9 +19,10 @@ latest_run() { ls -td "$LUAGENT_RUNS_DIR"/*"$1"* | head -1; }
 
 mkdir -p "$TMP/p"
 in_dir "$TMP/p" new demo
-check "'luagent new demo' writes the recipe" sh -c "[ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/p/demo.lua ]"
+check "'luagent new demo' writes the recipe and, beside it, its scripted driver" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/p/demo.lua ] && [ -s $TMP/p/demo_script.lua ]"
 
-# ---- no model configured: the scripted driver ----
+# ---- no model configured: the scripted driver (demo_script.lua) ----
 in_dir "$TMP/p" run demo.lua -q
 run=$(latest_run demo)
 check "'luagent run demo.lua' with no model configured exits 0 and says plainly that it is scripted" sh -c "
@@ -43,6 +44,9 @@ PY
 check "... and its trace shows the two tool calls really ran in the sandbox" sh -c "
   [ \"\$(grep -c '\"type\":\"sandbox_exec\"' $run/trace.jsonl)\" -ge 2 ] &&
   grep -q '\"name\":\"run_shell\"' $run/trace.jsonl && grep -q '\"name\":\"run_python\"' $run/trace.jsonl"
+check "... driven by demo_script.lua, named in the trace as what it is: scripted-demo, never a model's name" sh -c "
+  grep -q '\"model\":\"scripted-demo\"' $run/trace.jsonl &&
+  [ -z \"\$(grep -o '\"model\":\"[^\"]*\"' $run/trace.jsonl | grep -v 'scripted')\" ]"
 
 # ---- a model over the OpenAI wire format (the fake provider) ----
 q=new-$$

@@ -105,6 +105,51 @@ t.test("sys: execute, random, digests, base64, assets", function()
   t.eq(sys.asset("no/such/asset"), nil)
 end)
 
+t.test("sys: signal names and numbers, from the one table in C", function()
+  t.eq(sys.signal_name(15), "TERM")
+  t.eq(sys.signal_name(9), "KILL")
+  t.eq(sys.signal_name(0), nil)
+  t.eq(sys.signal_name(77), nil, "a number with no name")
+  t.eq(sys.signal_number("TERM"), 15)
+  t.eq(sys.signal_number("sigint"), 2, "case and the SIG prefix do not matter")
+  t.eq(sys.signal_number("15"), 15)
+  t.eq(sys.signal_number("NOPE"), nil)
+  for _, name in ipairs{"HUP", "INT", "QUIT", "ABRT", "KILL", "SEGV", "PIPE", "TERM", "USR1", "USR2", "ALRM",
+                        "CONT", "STOP"} do -- every name the Lua tables had
+    t.eq(sys.signal_name(sys.signal_number(name)), name)
+  end
+end)
+
+-- ---- handles born closed ----
+
+-- Every C handle counts as closed until its constructor is done (lua_util.h):
+-- a constructor that fails half way closes nothing by hand, and the handle's
+-- __gc frees what it already held. Here each fails after it made its handle
+-- and took something (run under valgrind and ASan: nothing may leak).
+t.test("a constructor that fails half way leaves a closed handle that its __gc frees", function()
+  local _, err = tar.write(work .. "/half.tar", {{name = "kept.txt", data = "1"}, {name = "../x", data = "2"}})
+  t.eq(err and err.kind, "bad_entry", "the writer held an entry when the second was refused")
+  assert(fs.write(work .. "/a-file", "not a folder"))
+  local url = "http://localhost:1/v1.41"
+  _, err = engine_stream.put_archive{url = url .. "/containers/x/archive?path=/tmp",
+                                     entries = {{name = "a", data = "1"}, {name = "/abs/../..", data = "2"}}}
+  t.eq(err and err.kind, "bad_entry", "put_archive: a bad entry, before any transfer")
+  _, err = engine_stream.get_archive{url = url .. "/containers/x/archive?path=/tmp", dest = work .. "/a-file/dir"}
+  t.eq(err and err.kind, "io", "get_archive: the extractor cannot open its folder")
+  _, err = engine_stream.save_archive{url = url .. "/containers/x/archive?path=/tmp", path = work .. "/a-file/x.tar"}
+  t.eq(err and err.kind, "io", "save_archive: the temporary file cannot be made")
+  local ok, raised = pcall(engine_stream.exec_start, {url = url .. "/exec/x/start", body_file = work .. "/missing",
+                                                      max_output = 4096})
+  t.eq(ok, false, "exec_start raises when its transfer cannot start")
+  t.match(tostring(raised), "missing")
+  _, err = engine_stream.supervisor{url = "ftp://localhost/exec/x/start", timeout = 1}
+  t.eq(err and err.kind, "config", "supervisor: the attach cannot start")
+  _, err = require("luagent.process").spawn{argv = {work .. "/no-such-program"}}
+  t.eq(err and err.kind, "not_found")
+  collectgarbage("collect")
+  collectgarbage("collect")
+end)
+
 -- ---- engine_stream against the real engine ----
 
 local client = assert(engine.connect())

@@ -1,11 +1,12 @@
 -- luagent help [TOPIC] | help --man: luagent's command-line help, rendered
 -- from the one source, luagent.cli.help_pages: the usage summary (`luagent
 -- help`, `luagent --help`, and on stderr for `luagent` alone), a command's
--- page (`luagent help run`, `luagent run --help`) and the man page (roff;
+-- page (`luagent help run`, `luagent run --help`), a topic's page (`luagent
+-- help sandboxes`) and the man page (roff, the topics as its TOPICS section;
 -- the Makefile writes build/luagent.1 with it and `make install` installs it).
 --
 --   help.summary() -> text         help.page(topic) -> text | nil
---   help.man() -> roff text        help.topics() -> {"run", ...}
+--   help.man() -> roff text        help.topics() -> {"run", ..., "recipes", ...}
 --   help.main(args) -> exit status: 0 printed, 2 an unknown topic or option
 --       (the topics listed)
 local pages = require "luagent.cli.help_pages"
@@ -14,8 +15,11 @@ local help = {}
 
 local WIDTH = 78
 
+-- The commands, then the topics that are not commands.
 function help.topics()
-  return {table.unpack(pages.ORDER)}
+  local all = {table.unpack(pages.ORDER)}
+  for _, topic in ipairs(pages.GUIDES) do all[#all + 1] = topic end
+  return all
 end
 
 -- The paragraphs of a text: {verbatim = bool, lines = {...}}; a paragraph
@@ -83,23 +87,35 @@ function help.summary()
   local names = {}
   for _, env in ipairs(pages.ENVIRONMENT) do names[#names + 1] = env[1] end
   out[#out + 1] = ""
+  out[#out + 1] = fill("Topics: " .. table.concat(pages.GUIDES, ", ") .. ".", "", WIDTH)
   out[#out + 1] = fill("Environment: " .. table.concat(names, ", ") .. ".", "", WIDTH)
-  out[#out + 1] = "'luagent help COMMAND' (or 'luagent COMMAND --help') for a command's page; 'man luagent'."
+  out[#out + 1] = "'luagent help COMMAND' (or 'luagent COMMAND --help') for a command's page,"
+  out[#out + 1] = "'luagent help TOPIC' for a topic's; 'man luagent' has them all."
   return table.concat(out, "\n") .. "\n"
 end
 
 function help.page(topic)
   local p = pages.TOPICS[topic]
   if not p then return nil end
-  local out = {("luagent %s: %s"):format(topic, p.about), ""}
-  for i, line in ipairs(p.synopsis) do out[#out + 1] = (i == 1 and "usage: " or "       ") .. line end
+  local out = {}
+  if p.synopsis then -- a command
+    out[1] = ("luagent %s: %s"):format(topic, p.about)
+    out[2] = ""
+    for i, line in ipairs(p.synopsis) do out[#out + 1] = (i == 1 and "usage: " or "       ") .. line end
+  else
+    out[1] = ("luagent help %s: %s"):format(topic, p.about)
+  end
   for _, para in ipairs(paragraphs(p.text)) do
     out[#out + 1] = ""
     out[#out + 1] = para.verbatim and table.concat(para.lines, "\n")
       or fill(table.concat(para.lines, " "), "  ", WIDTH)
   end
+  if p.rows then
+    out[#out + 1] = ""
+    out[#out + 1] = term_list(p.rows, 18)
+  end
   local sections = {
-    {"options", p.options, 22}, {"examples", p.examples}, {"exit status", p.exit, 5},
+    {"options", p.options or {}, 22}, {"examples", p.examples or {}}, {"exit status", p.exit or {}, 5},
     {"environment", environment_of(topic), 20},
   }
   for _, s in ipairs(sections) do
@@ -117,7 +133,8 @@ function help.page(topic)
     end
   end
   out[#out + 1] = ""
-  out[#out + 1] = "See also: luagent help (every command), man luagent."
+  out[#out + 1] = fill("See also: " .. (p.see and p.see .. " " or "")
+    .. "luagent help (every command and topic), man luagent.", "", WIDTH)
   return table.concat(out, "\n") .. "\n"
 end
 
@@ -183,6 +200,23 @@ function help.man()
         out[#out + 1] = ".PP\n" .. s[1]
         roff_terms(s[2], out)
       end
+    end
+  end
+  out[#out + 1] = ".SH TOPICS"
+  out[#out + 1] = roff("What a recipe author needs beyond the commands; each is also printed by luagent help TOPIC.")
+  for _, topic in ipairs(pages.GUIDES) do
+    local p = pages.TOPICS[topic]
+    out[#out + 1] = ('.SS "%s"'):format(topic)
+    out[#out + 1] = roff(p.about:sub(1, 1):upper() .. p.about:sub(2) .. ".")
+    roff_paragraphs(p.text, out)
+    if p.rows then roff_terms(p.rows, out) end
+    if p.examples and #p.examples > 0 then
+      out[#out + 1] = ".PP\nExamples:"
+      roff_terms(p.examples, out)
+    end
+    if p.see then
+      out[#out + 1] = ".PP"
+      out[#out + 1] = roff(fill("See also: " .. p.see, "", 72))
     end
   end
   out[#out + 1] = ".SH EXIT STATUS"

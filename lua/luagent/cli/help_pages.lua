@@ -1,23 +1,33 @@
 -- luagent.cli.help_pages: the ONE source of luagent's command-line help. The
--- usage summary (`luagent help`), each command's page (`luagent help TOPIC`)
--- and the man page (`luagent help --man` -> luagent.1) are all rendered from
--- these tables by luagent.cli.help, so they cannot drift apart.
+-- usage summary (`luagent help`), each command's page and each topic's page
+-- (`luagent help TOPIC`) and the man page (`luagent help --man` -> luagent.1)
+-- are all rendered from these tables by luagent.cli.help, so they cannot
+-- drift apart. README.md is the front door; what it leaves out is here, and
+-- it links each page ("luagent help sandboxes").
 --
---   pages.ORDER        the topics, in the order of the summary and the man page
+--   pages.ORDER        the commands, in the order of the summary and the man page
+--   pages.GUIDES       the topics that are not commands (recipes, sandboxes, ...),
+--                      in reading order: after the commands in the summary, and
+--                      the man page's TOPICS section
 --   pages.TOPICS       topic -> page:
---     about            one line: what the command does
---     synopsis         {"luagent run RECIPE.lua [options] [-- args]", ...}
---     usage            its lines of the usage summary (as printed, 2-space indent)
+--     about            one line: what the command does (a topic: what it covers)
+--     synopsis         {"luagent run RECIPE.lua [options] [-- args]", ...} (commands)
+--     usage            its lines of the usage summary (as printed, 2-space indent; commands)
 --     text             the description: paragraphs split by blank lines; a
 --                      paragraph whose lines all start with two spaces is shown as is
---     options          {{"--flag VALUE", "what it does"}, ...}
+--     options          {{"--flag VALUE", "what it does"}, ...} (commands)
 --     examples         {{"luagent ...", "what it does"}, ...}
---     exit             {{"0", "when"}, ...}
+--     exit             {{"0", "when"}, ...} (commands)
+--     rows             {{term, text}, ...} under the text (a topic's table, e.g. error kinds)
+--     see              a topic's "See also" line: related topics and files
 --   pages.ENVIRONMENT  {{name, what, topics = {...}}, ...}: a page lists those naming it
 --   pages.FILES        {{path, what}, ...} (the man page's FILES)
 --   pages.INTRO        the man page's DESCRIPTION
--- ASCII only (the man page is plain roff). tests/lua/help_spec.lua checks
--- that every command of src/main.c has a page and every option of `run` is on it.
+-- Say each thing once: a page says what happens and why; signatures and
+-- option tables live in lua/meta (luagent meta), and a page points there.
+-- ASCII only (the man page is plain roff). tests/e2e/help_test.sh checks that
+-- every command of src/main.c has a page, every option of `run` is on it, the
+-- man page renders without a warning, and every README link names a topic.
 local pages = {}
 
 pages.INTRO = [[
@@ -35,6 +45,8 @@ with its trace (every model call, tool call and sandbox command) and the
 outputs the agent saved.]]
 
 pages.ORDER = {"run", "new", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
+pages.GUIDES = {"recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "pool", "engines",
+                "outputs", "traces", "faults", "errors"}
 
 local T = {}
 pages.TOPICS = T
@@ -70,12 +82,13 @@ reach the recipe as luagent.args (and as ...).
 
 With no model configured (no OPENAI_API_KEY, ANTHROPIC_API_KEY or
 OPENAI_BASE_URL, and model.provider auto), the recipes of luagent new and
-recipes/ run their scripted driver, which says so plainly: it makes the tool
-calls a model would, and each of them really runs in the sandbox.
+recipes/ run their scripted driver instead, and say so (luagent help
+recipes).
 
-Errors print FILE:LINE: message and a traceback. Ctrl-C cancels every task,
-runs their <close> handlers (sandboxes are removed, what the agent saved is
-kept) and exits 130.]],
+Errors print FILE:LINE: message and a traceback and exit 1. Ctrl-C (or
+SIGTERM) cancels every task, runs their <close> handlers (sandboxes are
+removed, what the agent saved is kept) and exits 130 (143); luagent help
+faults says what is kept when things go wrong.]],
   options = {
     {"--set key=value, -s key=value", "a setting for this run: dotted keys nest (model.provider=anthropic), "
       .. "values are typed like YAML (3 is an integer, [1, 2] a list); repeatable"},
@@ -116,20 +129,23 @@ T.new = {
   synopsis = {"luagent new NAME [--from TEMPLATE] [--dir DIR]"},
   usage = [[
   new NAME [--from energy_anomaly] [--dir DIR]      write a recipe that runs as it is: NAME.lua,
-                                                    NAME.yaml, NAME.eval.yaml, NAME_check.lua]],
+                                                    NAME.yaml, NAME_script.lua, NAME.eval.yaml, ...]],
   text = [[
 Writes a recipe to start from into DIR (the current folder by default, made
-when missing): NAME.lua, its settings and prompts NAME.yaml, an eval spec
-NAME.eval.yaml and the eval's check NAME_check.lua, with what the template
-needs beside them. They run as they are: with the model the environment or
---set points at, or, with none, with the recipe's scripted driver, which says
-so.
+when missing): NAME.lua, its settings and prompts NAME.yaml, its scripted
+driver NAME_script.lua, an eval spec NAME.eval.yaml and the eval's check
+NAME_check.lua, with what the template needs beside them. They run as they
+are: with the model the environment or --set points at, or, with none, with
+the scripted driver, which says so (luagent help recipes).
 
-The default template is a small agent with a sandbox and the standard tools
-(run_python, run_shell, read_file, write_file, list_files, view_image) that
-profiles a CSV file; a tiny sample, NAME_sample.csv, is written beside it.
---from energy_anomaly copies the energy-anomaly case study and its helpers
-under the new name (NAME_script.lua, NAME_steps.lua, NAME_data.lua,
+The default template is a small agent (NAME.lua, under 40 lines) with a
+sandbox and the standard tools (run_python, run_shell, read_file,
+write_file, list_files, view_image) that profiles a CSV file; a tiny
+sample, NAME_sample.csv, is written beside it. Its scripted driver is a file
+of its own: the recipe you edit is the agent, and the driver changes with the
+task, or goes once you always run with a model (luagent help recipes). --from
+energy_anomaly copies the energy-anomaly case study and its helpers under
+the new name (NAME_script.lua, NAME_steps.lua, NAME_data.lua,
 NAME_eval_data.lua), with its file names, requires and paths fixed.
 
 NAME must be a Lua module name (letters, digits and _, not starting with a
@@ -169,10 +185,11 @@ addresses separated by commas, each optionally URL#CAPACITY) the commands go
 over every engine listed: ls shows each one first, prune prunes each, build
 builds once and copies the image to the engines that lack it.
 
-build makes the image from the recipe embedded in the binary, and skips it
-when the image is already up to date. It pulls its base from a registry when
-one answers, else (or with --offline) builds it from the machine's Debian
-mirror.
+build makes the image from the recipe embedded in the binary
+(sandbox/Dockerfile, from python:3.12-slim), and skips it when an image of
+the same recipe is there. It pulls its base from a registry when one
+answers, else (or with --offline) builds the same image with debootstrap
+from the Debian mirror the machine's apt already uses.
 
 ls lists luagent's sandboxes with the run that owns each, and their outputs
 (a sandbox opened with save = {...}): saved, unsaved, mirrored (kept in
@@ -185,7 +202,8 @@ sandbox, running or not. It first rescues a leftover's unsaved outputs into
 its run's folder, and says so; before removing one whose outputs could not
 be rescued it asks (y/N) on the terminal, and without a terminal it keeps
 it and exits 1 unless --force. The next run that opens a sandbox does the
-same sweep, keeping what it could not rescue.]],
+same sweep, keeping what it could not rescue (luagent help outputs). What a
+session is and what a command in it can do: luagent help sandboxes.]],
   options = {
     {"--offline", "build: without a registry, from the machine's Debian mirror"},
     {"--online", "build: from a registry only"},
@@ -221,7 +239,8 @@ them whole). html writes the same as one self-contained page (beside the
 trace unless -o says where) and prints its path. diff compares two runs, given
 as trace files or run folders: their settings, model requests (the first field
 that differs), tool calls and results, final answers (a unified diff) and
-outputs (sizes, sha256 and diffs of text files).]],
+outputs (sizes, sha256 and diffs of text files). What a trace holds, what
+the page shows, recording and replay: luagent help traces.]],
   options = {
     {"--full", "show: every text whole"},
     {"-o OUT.html", "html: where to write the page (default: TRACE.html beside the trace)"},
@@ -264,11 +283,21 @@ returning function(run) -> {passed, score, note}) scores each run.
   budget: {tokens: 500000, cost: 1.00}
 
 It writes evals/<eval-id>/ beside the spec (or under $LUAGENT_EVALS_DIR):
-results.jsonl (a line per run), summary.csv, index.html (the variants side by
-side) and every run's folder, and prints the table per variant. A spec with an
-unknown key, a missing file, a setting the recipe's YAML does not have or a
-glob that matches nothing is refused before anything runs, naming the file,
-line and key. luagent new writes a spec and a check beside a new recipe.]],
+every run's folder; results.jsonl, a line per run (variant, input, epoch,
+passed, score, note, stopped_by, turns, usage, cost, wall_s, cached and live
+calls); summary.csv; and index.html, one self-contained page with the
+variant table and, per input, the variants side by side (final answers,
+output images, text outputs diffed against the first variant, links to each
+run's trace page). The terminal shows the same table, the best value of each
+column marked. Rerun an eval after editing one variant and only that
+variant's model calls go live (the cache). With no model configured every
+run is its recipe's scripted driver, so the variants cannot differ: the eval
+says so.
+
+A spec with an unknown key, a missing file, a setting the recipe's YAML does
+not have or a glob that matches nothing is refused before anything runs,
+naming the file, line and key. luagent new writes a spec and a check beside
+a new recipe; luagent trace diff compares two of the runs step by step.]],
   options = {
     {"--concurrency N, -j N", "runs at once (beats the spec's concurrency)"},
     {"--set key=value, -s key=value", "a setting for every run, on top of the variant's and the input's"},
@@ -294,8 +323,17 @@ T.cache = {
   text = [[
 luagent run --cache (or cache: true in a recipe's YAML, and every eval)
 answers model calls seen before from a cache folder and stores each new
-complete answer; the sandbox work still runs for real. Keys hash the whole
-request (never the API key).
+complete answer; the sandbox work still runs for real, so a rerun goes live
+exactly at the first request that changed, and says so:
+
+  turns 1-3 from cache; live from turn 4: tool result of turn 3 changed
+  6 model calls: 3 from cache, 3 live, $0.0142 saved
+
+Keys hash the request (provider, base URL, model, messages, tools,
+parameters; never the API key; the durations tools report left out);
+streamed calls get the cached text through on_delta. --cache=refresh
+refills, --no-cache turns it off whatever the YAML says. Entries are written
+atomically; a torn one is a miss, a full disk a warning.
 
 DIR is the cache folder, or a recipe file (its .luagent/cache/ beside it); by
 default $LUAGENT_CACHE, else .luagent/cache/ in the current folder. stats says
@@ -348,7 +386,13 @@ every option table and result) into DIR/.luagent/meta/ and points
 DIR/.luarc.json at them, so an editor with the Lua language server completes
 and type-checks a recipe. An existing .luarc.json keeps its settings: the
 missing entries are merged in, or, when it cannot be read as JSON, it is left
-alone and what to add is printed. DIR is the current folder by default.]],
+alone and what to add is printed. DIR is the current folder by default.
+
+The files are lua/meta/*.lua of the sources (make install puts them in
+PREFIX/share/luagent/meta/), where every function's arguments and results
+are written down. The low-level modules under the recipe API
+(luagent.sys, .tar, .loop, .engine_client, .engine_stream, ...) have a file
+each too, marked low-level.]],
   options = {},
   examples = {{"luagent meta recipes", "editor help for the recipes folder"}},
   exit = {
@@ -392,37 +436,622 @@ T.help = {
   about = "the usage summary, a command's page, the man page",
   synopsis = {"luagent help [TOPIC]", "luagent help --man"},
   usage = [[
-  help [TOPIC]                                      this summary; a command's page (luagent help run)]],
+  help [TOPIC]                                      this summary; a command's or a topic's page]],
   text = [[
-Without a TOPIC, prints the usage summary of every command (also luagent
---help). With one (a command: run, new, sandbox, trace, eval, cache, doctor,
-meta, repl, version, help), prints its page: what it does, its options,
-examples, exit status and environment; luagent COMMAND --help does the same.
---man prints the man page (roff) made from the same pages; make install puts
-it in PREFIX/share/man/man1/luagent.1, for man luagent.]],
+Without a TOPIC, prints the usage summary of every command and the list of
+topics (also luagent --help). With a command (]] .. table.concat(pages.ORDER, ", ") .. [[),
+prints its page: what it does, its options, examples, exit status and
+environment; luagent COMMAND --help does the same. With a topic (]]
+    .. table.concat(pages.GUIDES, ", ") .. [[), prints what a recipe author needs
+to know about it, and where the rest is written. --man prints the man page
+(roff) made from the same pages, the topics as sections of their own; make
+install puts it in PREFIX/share/man/man1/luagent.1, for man luagent.]],
   options = {{"--man", "the man page, roff, on stdout"}},
   examples = {
     {"luagent help run", "everything about luagent run"},
+    {"luagent help sandboxes", "what a sandbox session is, and what a command in it can do"},
     {"luagent help --man | man -l -", "the man page, without installing it"},
   },
   exit = {{"0", "printed"}, {"2", "an unknown topic (the topics are listed)"}},
 }
 
+-- ---- topics: what a recipe author needs beyond the commands ----
+
+T.recipes = {
+  about = "a recipe's parts, the agent loop, the scripted driver",
+  text = [[
+A recipe is a Lua file, run by luagent run as one task on the event loop,
+and, where useful, a YAML file of its settings and prompts beside it
+(luagent.config; --set changes any of them for one run: luagent help run).
+Most recipes have the same parts: a sandbox with the input staged in it
+(luagent help sandboxes), a model (luagent help models), the tools the model
+may call (luagent help tools), an agent that runs the loop, and the outputs
+it saved brought home (luagent help outputs). luagent new writes one that
+runs at once.
+
+The agent loop (agent.new{...}:run(task)) calls the model, runs the tool
+calls it asks for (several at once when it asks for several), feeds the
+results back, and stops at a final answer, max_turns or the budget: a limit
+is a normal outcome with the transcript kept, and result.stopped_by says
+which. Unknown tools, arguments that are not valid JSON and tools that raise
+all become results the model reads and can fix. Results longer than
+max_tool_output are cut to head and tail; the whole text stays in the
+workspace and the read_output tool pages through it. Declared outputs are
+checked before the agent may finish: it is told what is missing, and the
+result says plainly what never appeared.
+
+The scripted driver: with no model configured (no OPENAI_API_KEY,
+ANTHROPIC_API_KEY or OPENAI_BASE_URL, and model.provider auto; or provider
+scripted), model.from_or_scripted(cfg.model, require("NAME_script")) takes the
+recipe's scripted driver instead. It is not a model: a function, kept in
+its own file beside the recipe (NAME_script.lua; energy_anomaly_script.lua
+for the worked example), that makes the tool calls a model would make on
+this task and writes an answer from what they printed. The run says so
+on stdout ("SCRIPTED RUN: no model is configured"), and every tool call it makes
+really runs in the sandbox. Once you always run with a model, delete it and
+take the model with assert(model.from(cfg.model)).
+
+Waiting primitives (model calls, sandbox commands, HTTP, sleeps) yield to
+one event loop, so tasks made with luagent.spawn or luagent.map run at once
+from plain sequential-looking Lua. luagent.at_exit runs a function when the
+run ends: normally, on an error or on Ctrl-C.]],
+  examples = {
+    {"luagent new sales_report && luagent run sales_report.lua", "a recipe to start from, run at once"},
+    {"luagent run recipes/energy_anomaly.lua", "the worked example"},
+  },
+  see = "luagent help run, luagent help new; every function's arguments and results: lua/meta/*.lua "
+    .. "(luagent meta).",
+}
+
+T.tools = {
+  about = "the tools a model may call: the standard set, your own",
+  text = [[
+A tool is a plain Lua table: name (letters, digits, _ or -), description
+(for the model), parameters (a JSON Schema of an object) and
+handler(args, ctx). The handler returns the text the model reads (or {text,
+images}). When it raises, the agent turns the error into a tool result the
+model reads and can fix; only a cancellation (Ctrl-C, SIGTERM) goes through
+and ends the run. A recipe adds its own tool in a few lines
+(recipes/csv_cleanup.lua has one, beside a custom retry policy).
+
+tools.standard(box, {timeout}) is the usual set for a code-running agent, all
+working on one sandbox and its /workspace: run_python (a persistent
+interpreter: variables and imports survive between calls), run_shell,
+read_file, write_file, list_files and view_image (the model sees the
+picture). Each is also a function of its own (tools.run_python(box), ...),
+for a recipe that picks. The agent adds read_output, which pages through a
+result that was cut at max_tool_output.
+
+Tools from an MCP server are ordinary tools too (luagent help mcp); a tool
+with needs_approval waits for a yes first (luagent help approval).]],
+  see = "lua/meta/tools.lua (every field), lua/meta/agent.lua (the agent's options).",
+}
+
+T.mcp = {
+  about = "tools from MCP servers, run on the host or inside the sandbox",
+  text = [[
+tools.mcp mounts the tools of an MCP (Model Context Protocol) server as
+ordinary tools: a server run as a process (stdio) or one reached over HTTP
+(Streamable HTTP).
+
+  local files <close> = assert(tools.mcp{  -- the server ends with it
+    command = {"npx", "-y", "@modelcontextprotocol/server-filesystem",
+               "/srv/notes"},
+    only = {"read_text_file", "list_directory"},
+    prefix = "notes_"})         -- as notes_read_text_file, ...
+  local search = assert(tools.mcp{url = "http://localhost:3001/mcp",
+    headers = {authorization = "Bearer " .. token},
+    timeout = 300})             -- seconds per call (default 120)
+  local helper = agent.new{model = m,
+    tools = {tools.run_python(box), table.unpack(files)}}
+
+Text comes back as text, images as images the model sees, resources as
+their URI and text. A result the server marks isError, a call past its
+timeout (cancelled at the server too) and a server that exits are tool
+errors the model reads, naming the server. Progress the server reports
+shows in the live view (turn 3  notes_read_text_file  progress 2/5); its
+stderr, its start and its end go to the trace. A stdio server gets a small
+environment (PATH, HOME, ..., plus env = {...}; never the API keys) and is
+killed when the run ends, fails or is interrupted. A command that is not
+there, a program that does not speak MCP and a server that never answers
+are each one clear error: protocol: the MCP server 'cat' does not speak MCP:
+...
+
+With sandbox = box the server runs inside the sandbox, so it acts on
+/workspace under the sandbox's limits (memory, pids, no network) and dies
+with the box. The sandbox cannot download, so stage the package from the
+host (npm install --prefix mcp @modelcontextprotocol/server-filesystem);
+node is in the sandbox image:
+
+  local box <close> = assert(sandbox.open{manifest = {
+    [".mcp/node_modules"] = sandbox.dir("mcp/node_modules")}})
+  local files <close> = assert(tools.mcp{sandbox = box,
+    command = {"node", "/workspace/.mcp/node_modules/"
+      .. "@modelcontextprotocol/server-filesystem/dist/index.js",
+      "/workspace"}})]],
+  see = "lua/meta/mcp.lua (every option).",
+}
+
+T.structured = {
+  about = "answers as JSON that matches a schema",
+  text = [[
+An agent (or a single call) can be asked for JSON that matches a schema,
+written as a plain Lua table; result.value is the decoded answer,
+result.output its JSON text:
+
+  local REPORT = {type = "object", additionalProperties = false,
+    required = {"kind", "hour", "summary"},
+    properties = {
+      kind = {type = "string", enum = {"spike", "drop"}},
+      hour = {type = "integer", minimum = 0, maximum = 23},
+      summary = {type = {"string", "null"}}}}   -- may be null
+  local analyst = agent.new{model = m, tools = tools.standard(box),
+    output = {schema = REPORT, name = "report"}}
+  local result = analyst:run("What happened in input/data.csv?")
+  print(result.value.kind, result.value.hour)       -- spike  14
+  local r = assert(m:complete{messages = {...}, schema = REPORT})
+
+Each provider is asked its own way: Chat Completions response_format
+(json_schema), the Responses API text.format, Anthropic a tool named after
+the answer (offered beside the agent's tools; the model uses its tools, then
+calls it, and a turn that ends in plain text is followed by one call that
+must). strict is on when the schema allows it (every object closed with
+additionalProperties = false, every property required).
+
+luagent checks the answer itself (luagent.schema: type, properties,
+required, additionalProperties, items, enum, const, anyOf, $ref, the
+bounds). An answer that does not match goes back to the model with each
+error's path and what is wrong ($.hour: 30 is more than the maximum 23)
+while turns remain; then the run stops with stopped_by = "invalid_output"
+and result.output_errors. m:complete{schema = ...} gives nil, err instead
+(kind invalid_output, err.errors). A schema that is not valid JSON Schema
+(type = "objekt", required = "kind", nullable) is one error naming the
+field, before any call.]],
+  see = "lua/meta/schema.lua, lua/meta/agent.lua (output).",
+}
+
+T.approval = {
+  about = "tool calls that wait for a yes",
+  text = [[
+A tool call can wait for a yes: from a function, or from a person at the
+terminal.
+
+  local analyst = agent.new{model = m, tools = tools.standard(box),
+    approve = function(call, ctx)
+      if call.name ~= "run_shell" then return true end   -- run it
+      local command = call.arguments.command
+      if command:match("rm ") then
+        return false, "do not delete files"   -- the model reads why
+      end
+      return {command = command .. " --dry-run"}  -- these arguments
+    end}
+  local careful = agent.new{model = m, tools = tools.standard(box),
+                            approve = "ask"}
+  local shell = tools.run_shell(box)
+  shell.needs_approval = true   -- only this tool asks (or a function)
+
+With approve = "ask" the terminal shows the tool and its arguments as JSON,
+then [y]es / [n]o / [e]dit / [a]lways for this tool: "n too risky" gives
+the model the reason, e opens the arguments in $EDITOR (asked again while
+they are not valid JSON), a approves that tool for the rest of the agent's
+run. Answers are read from the terminal itself (/dev/tty), so stdin may be
+redirected. Without a terminal every such call is refused ("approval needed
+but no terminal: rerun with --yes or in a terminal") unless luagent run
+--yes approves them all.
+
+approve alone asks about every call; once some tools say needs_approval,
+only theirs ask; a tool with needs_approval in an agent without approve asks
+the person. Every decision is an approval event in the trace (tool,
+arguments, decision, by function / person / --yes / always / replay,
+reason); --record keeps them in the recording and --replay answers from
+them without asking. An approve function that raises stops the run with one
+error naming the tool; <close> handlers run as for any error.]],
+  see = "lua/meta/agent.lua (luagent.ApproveMode), luagent help run (--yes).",
+}
+
+T.models = {
+  about = "providers, messages, retries, costs, the fake provider",
+  text = [[
+One interface over the providers: OpenAI Chat Completions, OpenAI Responses
+and Anthropic Messages.
+
+  local m = model.openai{model = "gpt-4o-mini"}       -- OPENAI_API_KEY
+  -- model.openai{model = "llama3.1",
+  --              base_url = "http://localhost:11434/v1"} (no key)
+  -- model.openai_responses{model = "gpt-4.1"}
+  -- model.anthropic{model = "claude-sonnet-4-5"}
+  local r, err = m:complete{messages = {...}, tools = {...},
+                            stream = true, on_delta = io.write}
+  -- r.text, r.tool_calls[i].{id, name, arguments}, r.finish_reason,
+  -- r.usage, r.cost; err.kind: auth, rate_limit, quota, server,
+  -- timeout, network, bad_request, bad_response, ...
+
+In a recipe, model.from(cfg.model) makes the model a YAML's model: section
+names (provider auto, openai, openai_responses or anthropic; model,
+base_url, temperature, max_tokens, timeout, retry, prices). auto is openai
+when OPENAI_API_KEY or OPENAI_BASE_URL is set (or base_url is), else
+anthropic when ANTHROPIC_API_KEY is, else nothing: then
+model.from_or_scripted takes the recipe's scripted driver, as it does for
+provider scripted (luagent help recipes). Chat Completions also serves every
+OpenAI-compatible server: Ollama, vLLM, llama.cpp server, LM Studio,
+OpenRouter.
+
+One message format (system, user, assistant tool calls, tool results,
+images) is turned into each provider's own; streamed and plain calls give
+the same result. Calls retry by luagent.retry.exponential{attempts = 6,
+base = 0.5, max = 30} by default, honouring Retry-After and rate-limit reset
+headers, never retrying auth or bad_request; a wait yields to other tasks.
+A provider that stops sending is given up after idle_timeout, a whole call
+after its deadline (luagent help faults). model.fallback{m1, m2} moves on
+when a model keeps failing.
+
+Costs come from lua/luagent/prices.lua (a recipe's YAML can add prices); an
+unknown model costs nil, never a wrong number. Keys are redacted from every
+message, error and trace, and never reach a sandbox. The tests run against
+tests/fake_provider.py: a test double, not a model, that speaks the three
+wire formats and injects the faults real providers have.]],
+  see = "lua/meta/model.lua, lua/meta/retry.lua, luagent help structured.",
+}
+
+T.sandboxes = {
+  about = "what a session is, what a command in it can do",
+  text = [[
+sandbox.open makes a session (a box); its methods run commands in it and
+move files in and out:
+
+  local box <close> = assert(sandbox.open{memory = "1g", cpus = 1,
+    manifest = {["input/data.csv"] = sandbox.file("data.csv"),
+                ["notes.md"] = sandbox.text("...")}})
+  local r = box:exec("wc -l input/data.csv", {timeout = 30})
+  -- r.stdout, stderr, exit_code, timed_out, oom_killed, killed, ...
+  box:python("import pandas as pd; df = pd.read_csv('input/data.csv')")
+  local server <close> = assert(box:spawn("python3 -m http.server"))
+  local cat <close> = assert(box:spawn("cat", {stdin = true}))
+  cat:write("to its stdin\n"); cat:close_stdin()
+  box:put("a.txt", "text"); box:get("a.txt")
+  box:extract("output", "out"); box:snapshot("ws.tar")
+
+Each session is its own container, locked down by default: no network,
+memory capped (swap equal to memory), a CPU quota, a pids cap,
+no-new-privileges, a read-only root with a writable /workspace (a tmpfs
+volume of workspace_size, 512m by default) and a capped /tmp, and only the
+environment the recipe passes (a host API key is refused even if passed by
+mistake). Relaxing any of it is an explicit option. Inside, a small static C
+supervisor (sandbox/supervisor/, embedded in luagent, working in any image,
+Python or not) is PID 1 and runs every command, so a command costs a fork
+there (about 1.2 ms for true), not a Docker exec (about 40 ms). What a
+command can and cannot do:
+
+  - it runs as uid 1000 with no capability at all; it can write
+    /workspace and /tmp up to their size (then ENOSPC: the kernel
+    enforces it, df shows it), and nothing else;
+  - everything it starts stays its own: background jobs, setsid,
+    double forks and env -i are killed when it ends or passes its
+    timeout, and the result's killed says how many; a process meant to
+    outlive the call is an explicit box:spawn, killed at close;
+  - it cannot signal, trace, read or replace PID 1 or the supervisor
+    (they run as root; a user of uid 0 and cap_add are refused for
+    that reason);
+  - an OOM kill is reported as oom_killed whatever the command's shape
+    (sh -c, argv, box:python); files in /tmp and the workspace live in
+    RAM, so the memory cgroup holds memory + tmp_size + workspace_size
+    and a writer gets ENOSPC, not an OOM kill;
+  - if the supervisor or the container dies anyway (killed from the
+    host), the call returns nil, err of kind sandbox_restarted, the
+    session is back, and box:python reports state_lost once; a tmpfs
+    workspace is staged again from the manifest.
+
+Output over max_output is cut to its first and last halves. Extraction and
+snapshot restore refuse absolute paths, .., links leaving the destination,
+devices and fifos, and report what they refused or could not read; over
+2 GiB or 20,000 entries (max_extract) an entry is refused inside the sandbox
+without being read, so a terabyte sparse file costs nothing. Sessions are
+removed on close, <close>, errors and Ctrl-C; the first sandbox a run opens
+sweeps away leftovers of crashed runs, after rescuing the outputs they hold
+(luagent help outputs), and luagent sandbox ls|prune finds them too.
+
+The engine may be on its unix socket or on TCP (DOCKER_HOST=tcp://host:2376,
+with TLS by Docker's conventions: DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH
+holding ca.pem, cert.pem, key.pem); sessions work the same over either.
+luagent sandbox build makes the image, luagent doctor checks the engine and
+the image.]],
+  see = "luagent help pool, luagent help engines, luagent help sandbox; every option: lua/meta/sandbox.lua; "
+    .. "the supervisor: sandbox/supervisor/DESIGN.md.",
+}
+
+T.pool = {
+  about = "a warm pool: sessions started ahead, so an open takes one",
+  text = [[
+A warm pool keeps sessions started ahead of time, their supervisor up and
+nothing staged, so an open takes one instead of starting a container:
+
+  local warm <close> = assert(sandbox.pool{size = 4, memory = "1g"})
+  local box <close> = assert(sandbox.open{memory = "1g",
+                                          manifest = {...}})
+  -- box.pooled == true; the pool starts another in the background
+
+An open whose options make the same session spec (image, limits, network,
+env, labels, user, engine, ...) takes a pooled session, never one handed out
+before, and stages its own manifest (or restore) into it. Options that are
+each open's own (manifest, restore, save, timeout, max_output) do not
+matter; any other difference opens cold. For evals and settings,
+sandbox.open{..., pool = N} makes the pool itself: the first such open
+starts cold, the next ones take from it, and it lives until the process
+ends. The energy recipe wires it to sandbox.pool in its YAML (pool: 0), so
+luagent eval recipes/energy_anomaly.eval.yaml --set sandbox.pool=2 runs
+each eval run in a pooled session.
+
+Measured here (bench/sandbox, 2 cores under other load, medians of 10): an
+open from the pool takes 0.2 ms against 149 ms cold, and 8.8 ms against
+182 ms with a one-file manifest (open + the first command: 12 ms against
+249 ms). A small manifest goes in through the pooled session's supervisor
+(a tar -x run as the command user, where an archive upload costs 40-70 ms);
+over 1 MiB, with restore, or in an image without tar, the upload is used.
+
+Pooled sessions carry the labels of any session of the process (luagent=1,
+the owner's pid, start time and host) plus luagent.pool=<id>, which they
+keep after hand-out (Docker cannot relabel a container): a handed-out
+session is the box's, closed with it, and owned by the same process. The
+idle ones are removed when the pool is drained (at the end of the run that
+made it, on an error, on Ctrl-C, by pool:close()) and after a crash by the
+next run's sweep or luagent sandbox prune (their owner is gone). A pool the
+engine cannot hold (size x the session's memory + tmp_size + workspace_size
+over the engine's memory), an unknown option or a bad size is one error
+naming it, with nothing left running.]],
+  see = "luagent help sandboxes; lua/meta/sandbox.lua (sandbox.pool).",
+}
+
+T.engines = {
+  about = "sessions over several Docker engines, by socket or TLS",
+  text = [[
+sandbox.open{engines = {"unix:///var/run/docker.sock#8",
+"tcp://build-2.example:2376#4"}, ...} (also sandbox.pool,
+sandbox.defaults.engines, or LUAGENT_ENGINES for every run and for luagent
+doctor, sandbox ls|prune|build) spreads sessions over several Docker
+engines. Each entry is an address (unix:///path or tcp://HOST:PORT),
+optionally with a capacity (URL#N or {host = URL, capacity = N}: at most N
+sessions of this process there; none: no limit).
+
+A session goes to the engine with the lowest load against its capacity
+(load: this process's sessions there, pooled ones included) among those that
+answer and have the image. When none with room has it, the image is copied
+to the least loaded one from an engine that has it, through the engine API
+(GET /images/NAME/get into a temporary file, POST /images/load from it: the
+1.26 GB sandbox image took 23 s here, the process's RSS staying at 12 MB),
+and luagent sandbox build builds once and copies to the other engines the
+same way. When every engine is full the open waits for a session to close,
+up to capacity_wait seconds (default 3600, saying so once), then fails with
+kind capacity; capacity_wait = 0 fails at once.
+
+A tcp:// engine speaks TLS by Docker's conventions (DOCKER_TLS_VERIFY,
+DOCKER_CERT_PATH), or by its own tls = "DIR" (holding ca.pem, cert.pem,
+key.pem), tls = {ca = ..., cert = ..., key = ...} or tls = false; sessions
+there run through the supervisor over the TLS connection, as on a socket.
+
+An engine that stops answering fails its sessions' calls with kind
+docker_unreachable naming it, is said once, and gets no new session until it
+answers again (asked every 15 s); the run goes on on the others. A malformed
+address, a missing TLS file, a wrong certificate, an engine that does not
+answer (when it is the only one), or a pool over the engines' capacities (or
+memory) is one error naming the engine or the option, with nothing left
+running. luagent doctor and luagent sandbox ls show every engine (address,
+whether it answers, its Docker version, the sandbox image, the sandboxes on
+it, its capacity); the sweep of leftovers and sandbox prune go over each.
+Placement costs nothing measurable: a cold open took the same ~100 ms over
+one engine or two.]],
+  see = "luagent help sandboxes, luagent help faults; lua/meta/sandbox.lua (engines, capacity_wait).",
+}
+
+T.outputs = {
+  about = "bringing outputs home: save, manifest, mirror, rescue",
+  text = [[
+A box opened with save = {from = "output", to = luagent.run_dir("output"),
+required = {...}} brings its outputs home whatever happens: at its close, on
+an error, on Ctrl-C. luagent.outputs.collect(box, from, to, {required})
+does it at a moment of the recipe's choosing and returns a report: the
+files with sizes and sha256, what is missing, what was refused or failed.
+Both extract safely (nothing lands outside to) and write manifest.json
+beside the folder. A partly written file is never left looking whole: a cut
+file is removed (which also frees room for the manifest on a full disk), and
+the manifest lists what was saved and what failed with why (failed).
+
+The mirror. A box with save copies its declared outputs home as the run
+goes: after every command (exec, python, a spawned process's end) the files
+under from that changed since the last copy go to to (through the
+supervisor's pack, with the same safe extraction), before the command's
+result is returned. So at any moment the host holds what the agent saved up
+to its last finished command, and manifest.json marks those files mirrored
+until the box's close reads the final state. A command that changed nothing
+costs one listing, about 0.3-0.5 ms here (bench/sandbox). A mirror copy is
+whole: a file some process holds open for writing waits for a later
+command, and one that changed while it was copied is dropped and taken next
+time; regular files only (links and empty folders come with the close). A
+file removed in the sandbox stays on the host until the close reads the
+whole folder. A mirror that fails (the engine gone, a full disk) is said
+once on stderr and in the trace and never fails a command.
+save = {..., mirror = false} turns it off. When the close cannot read the
+sandbox (the engine gone, the workspace emptied), the mirror's copies count
+as saved, and the manifest says which files they are and after which turn
+they were made: the outputs check says saved (mirrored after turn N).
+
+Outputs that could not be read are never called missing: collect returns
+nil, err saying so, the manifest lists them as unreadable, and the sandbox
+is kept (said once). The rescue: the next run's sweep of leftovers and
+luagent sandbox prune first bring the outputs a leftover's run declared
+(recorded in the sandbox's labels at open) into that run's folder, with its
+manifest, and say so (rescued 3 outputs of run R into DIR). What the rescue
+adds to the mirror is the last state, e.g. what the agent wrote in the
+command the run died in, when the workspace survived (on disk, or the
+container still runs); a workspace in memory whose container stopped is
+lost, and the sweep says the mirror's copies are what there is. A session
+taken from a warm pool carries no save spec in its labels, so no rescue
+finds it: the mirror is what brings its outputs home. luagent sandbox ls
+shows each sandbox's outputs (saved, unsaved, mirrored, lost, or -); one
+whose outputs could not be rescued is kept, and prune asks (y/N) before
+removing it.]],
+  see = "luagent help faults, luagent help sandbox; lua/meta/outputs.lua (the report), lua/meta/sandbox.lua (save).",
+}
+
+T.traces = {
+  about = "a run's trace, the trace page, recording and replay",
+  text = [[
+Every recipe run that uses a model, an agent or a sandbox writes
+runs/<run-id>/trace.jsonl: one JSON line per event (run start with its
+settings, model requests and responses with usage and timing, tool calls
+and results, sandbox commands, approvals, errors, run end), with keys
+redacted. The terminal shows one line per step (-q: none; --json: the
+events as JSON lines). luagent trace show reads one back, luagent trace
+html writes a page, luagent trace diff compares two runs.
+
+Recording and replay. luagent run RECIPE --record rec.jsonl saves the model
+exchanges; --replay rec.jsonl answers every model call from the recording
+(no model, no network, the same run) and stops with a diff the moment a
+request differs (the durations tools report excepted): iterate on a recipe
+without paying. The model-call cache (luagent help cache) does the same per
+request, going live where the run changed.
+
+The trace page (luagent trace html RUN) is one self-contained HTML file
+(inline CSS and a little script, images as data: URIs, nothing fetched)
+that reads like the run. At the top: status, recipe, start, duration;
+totals (model calls, tokens in/out/cached, cost, tool calls, sandbox
+commands, errors); each agent's model, turns, why it stopped, its tokens and
+cost; the run's settings; the outputs from manifest.json, PNG and JPEG
+shown; the final answer. A timeline per agent: model calls, tool calls and
+the sandbox commands they ran, as bars on one time axis. The conversation:
+each agent's instructions and task, each model turn as rendered Markdown
+(code highlighted for Python, shell, JSON, SQL and Lua) with its tokens and
+cost, each tool call beside its result, long results folded, view_image
+images inline. A filter (all, model, tools, sandbox, errors), and
+trace.html#filter=errors opens with one chosen; errors and limits stand out.
+
+Nothing from a trace becomes markup: the Markdown renderer escapes every
+character and keeps only http(s) links. An event type the page does not
+know is shown with its fields, never dropped. A 5,000-event trace gives a
+2.7 MB page built in about 0.3 s. The eval page links to each run's page.]],
+  examples = {
+    {"luagent run recipes/energy_anomaly.lua --record rec.jsonl", "save the model exchanges"},
+    {"luagent run recipes/energy_anomaly.lua --replay rec.jsonl", "no model, no network, the same run"},
+    {"luagent trace html runs/<run-id>", "-> runs/<run-id>/trace.html"},
+  },
+  see = "luagent help trace, luagent help cache; lua/meta/trace.lua.",
+}
+
+T.faults = {
+  about = "when things go wrong: what luagent guarantees",
+  text = [[
+Ctrl-C or SIGTERM stops the run within 2 s: the task in the middle of a
+model call, a sandbox command or a tool is cancelled, and the cancellation
+goes through every tool and the agent loop. A tool that catches it or
+returns it as nil, err cannot turn it into a result the model reads, and no
+model call is made after the signal (luagent.loop.cancelled() tells code
+that caught it that the run is stopping). <close> handlers and at_exit hooks
+run, a box's save outputs are saved, the trace ends with run_end status
+interrupted, and the process exits 130 (SIGTERM: 143). A second Ctrl-C
+exits at once; cleanup that hangs is given up after 10 s
+(LUAGENT_CANCEL_GRACE).
+
+A full disk. A trace line that cannot be written is said on stderr at once,
+naming the file and how many whole events it holds; the run goes on (its
+outputs are still saved) and exits 1, naming the file again (--record files
+likewise). luagent trace show reads a cut trace up to the cut and says at
+which line it is. Outputs are never left partly written looking whole
+(luagent help outputs). A run that fails before its first event (a missing
+image, a bad input) still writes its trace, with the error.
+
+Bad recordings. --replay checks the whole file before anything runs: a file
+that is not a recording, one damaged at line N (a broken line, a cut last
+line) and one recorded for another recipe are each refused with their own
+message and exit 2. "No more model exchanges" is said only of a whole
+recording the run asked more of.
+
+Model calls that hang. A provider that answered and then stops sending is
+given up after idle_timeout (30 s without a byte once the answer began,
+streamed or not; a model thinking before its answer begins is not cut) and
+retried; a whole call, retries and waits included, ends by its deadline
+(600 s) with kind timeout, saying how long it tried. A streamed answer that
+stalls after part of it was shown is not retried.
+
+The Docker engine going away. A command running when the engine stops (or
+dies) ends at once with kind docker_unreachable ("the Docker engine went
+away while the command ran"), which is what the model reads; nothing is
+restarted while the engine is gone. Bringing the outputs home (save,
+box:extract, outputs.collect) waits up to the box's engine_grace (a
+sandbox.open option, 30 s) for the engine to come back, says so once, and
+tries again; what it still cannot read is unreadable, never missing, and
+the sandbox is kept for the rescue (luagent help outputs). A workspace kept
+in memory (the default workspace_size) does not survive its container
+stopping, which an engine restart does unless it runs with live-restore;
+what the agent saved before that is already home (the mirror), and only what
+the sandbox held after the last mirror is reported lost.
+workspace_size = false keeps the workspace on disk, where it survives whole.
+
+An engine that hangs (stopped, wedged: it keeps its connections and answers
+nothing). While a command runs, luagent pings the engine every 15 s; two
+pings without an answer end the command with docker_unreachable naming the
+engine (about 45 s, whatever the command's timeout). Engine calls that time
+out name the engine and how long they waited, and closing a box on an engine
+known to be down asks it once (5 s) instead of waiting out the removal
+calls; the sandbox is left for the next sweep or luagent sandbox prune.
+
+Leftovers of runs that died (kill -9, a lost engine) are found by label:
+the next run's sweep and luagent sandbox prune rescue their outputs, then
+remove them (luagent help outputs).]],
+  see = "luagent help outputs, luagent help errors; lua/meta/sandbox.lua (engine_grace, workspace_size).",
+}
+
+-- The error kinds, from the catalogue itself (luagent.errors.KINDS and the
+-- old names it still accepts, luagent.errors.ALIASES), so they are written once.
+local function error_kinds()
+  local errors = require "luagent.errors"
+  local names, old = {}, {}
+  for name in pairs(errors.KINDS) do names[#names + 1] = name end
+  for name, new in pairs(errors.ALIASES or {}) do old[new] = (old[new] and old[new] .. ", " or "") .. name end
+  table.sort(names)
+  local rows = {}
+  for _, name in ipairs(names) do
+    local kind = errors.KINDS[name]
+    rows[#rows + 1] = {name, kind.about .. (kind.retry and " (trying again can help)" or "")
+      .. (old[name] and ("; also accepted by its old name " .. old[name] .. ", for one release") or "")}
+  end
+  return rows
+end
+
+T.errors = {
+  about = "the one failure value, and the catalogue of its kinds",
+  text = [[
+Expected failures come back as nil, err, where err is one kind of value
+whichever layer made it (C or Lua): a luagent.errors table with kind,
+message and details (status, path, retry_after, ...), and tostring(err)
+reads kind: message. Policies (retry, model fallback, the agent loop, eval
+checks) decide on kind alone: luagent.retry takes from the catalogue below
+which kinds trying again can help. Misuse (a wrong argument type) raises,
+naming the argument. Handles (tasks, streams, sandboxes) can be closed any
+number of times; using one after close raises "... is closed" (a box
+returns nil, err of kind closed), never crashes.
+
+The kinds (luagent.errors.KINDS):]],
+  rows = error_kinds(),
+  see = "lua/meta/errors.lua, lua/meta/retry.lua.",
+}
+
 pages.ENVIRONMENT = {
-  {"OPENAI_API_KEY", "the key for OpenAI (model.provider openai or auto)", topics = {"run", "eval", "doctor"}},
+  {"OPENAI_API_KEY", "the key for OpenAI (model.provider openai or auto)", topics = {"run", "eval", "doctor", "models"}},
   {"OPENAI_BASE_URL", "an OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter)",
-   topics = {"run", "eval", "doctor"}},
-  {"ANTHROPIC_API_KEY", "the key for Anthropic (model.provider anthropic or auto)", topics = {"run", "eval", "doctor"}},
+   topics = {"run", "eval", "doctor", "models"}},
+  {"ANTHROPIC_API_KEY", "the key for Anthropic (model.provider anthropic or auto)",
+   topics = {"run", "eval", "doctor", "models"}},
   {"DOCKER_HOST", "the Docker engine (default unix:///var/run/docker.sock); DOCKER_TLS_VERIFY and "
-    .. "DOCKER_CERT_PATH for TLS", topics = {"run", "eval", "sandbox", "doctor"}},
+    .. "DOCKER_CERT_PATH for TLS", topics = {"run", "eval", "sandbox", "doctor", "sandboxes", "engines"}},
+  {"LUAGENT_ENGINES", "several Docker engines for every run and for doctor and sandbox: addresses separated "
+    .. "by commas, each optionally URL#CAPACITY", topics = {"run", "eval", "sandbox", "doctor", "engines"}},
   {"LUAGENT_PATH", "load the Lua library from this folder instead of the binary (like --lua-path)",
    topics = {"run", "eval", "repl"}},
   {"LUAGENT_RUNS_DIR", "where run folders go (default runs/ in the current folder)", topics = {"run"}},
   {"LUAGENT_CACHE", "the model-call cache folder (default .luagent/cache/ beside the recipe)",
    topics = {"run", "eval", "cache"}},
   {"LUAGENT_EVALS_DIR", "where eval folders go (default evals/ beside the spec)", topics = {"eval"}},
-  {"LUAGENT_CANCEL_GRACE", "seconds tasks get to stop after Ctrl-C before luagent exits 130",
-   topics = {"run", "eval", "repl"}},
+  {"LUAGENT_CANCEL_GRACE", "seconds tasks get to stop after Ctrl-C before luagent exits 130 (default 10)",
+   topics = {"run", "eval", "repl", "faults"}},
 }
 
 pages.FILES = {

@@ -26,8 +26,7 @@ local mcp_sandbox = {}
 
 local READ_WAIT = 3600 -- seconds a read waits for output (it returns sooner at the end)
 
-local SIGNALS = {[1] = "HUP", [2] = "INT", [3] = "QUIT", [6] = "ABRT", [9] = "KILL", [11] = "SEGV", [13] = "PIPE",
-                 [15] = "TERM"}
+local signal_name = require("luagent.sys").signal_name -- the one table of names, C's
 
 local BoxProcess = {}
 BoxProcess.__index = BoxProcess
@@ -68,7 +67,7 @@ function BoxProcess:status()
   if r.timed_out then return "was stopped at its timeout" end
   if r.exit_code > 128 and r.exit_code <= 128 + 64 then
     local signo = r.exit_code - 128
-    return ("was killed by signal %s"):format(SIGNALS[signo] or tostring(signo))
+    return ("was killed by signal %s"):format(signal_name(signo) or tostring(signo))
   end
   return ("exited with status %d"):format(r.exit_code)
 end

@@ -21,8 +21,7 @@ local stdio = {}
 -- (as the reference SDKs do): enough to find programs and a home folder.
 stdio.INHERITED_ENV = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"}
 
-local SIGNALS = {[1] = "HUP", [2] = "INT", [3] = "QUIT", [6] = "ABRT", [9] = "KILL", [11] = "SEGV", [13] = "PIPE",
-                 [15] = "TERM"}
+local signal_name = require("luagent.sys").signal_name -- the one table of names, C's
 
 local function environment(extra)
   local host, env = process.environ(), {}
@@ -75,7 +74,7 @@ end
 
 function HostProcess:status()
   if self.signal then
-    return ("was killed by signal %s"):format(SIGNALS[self.signal] or tostring(self.signal))
+    return ("was killed by signal %s"):format(signal_name(self.signal) or tostring(self.signal))
   end
   if self.code then return ("exited with status %d"):format(self.code) end
   return "stopped answering"

@@ -36,8 +36,7 @@ local process = {}
 local CHUNK = 1024 * 1024 -- bytes of one write request (the supervisor refuses past 4 MiB waiting)
 local TAIL = 512          -- bytes of the last write kept, to find a key cut in two by the writes
 
-local SIGNALS = {HUP = 1, INT = 2, QUIT = 3, KILL = 9, USR1 = 10, USR2 = 12, ALRM = 14, TERM = 15, CONT = 18,
-                 STOP = 19}
+local signal_number = require("luagent.sys").signal_number -- the one table of names, C's
 
 function process.result(raw, duration)
   return {
@@ -123,7 +122,7 @@ function Process:running()
 end
 
 function Process:signal(sig)
-  local signo = math.type(sig) == "integer" and sig or SIGNALS[tostring(sig):upper():gsub("^SIG", "")]
+  local signo = math.type(sig) == "integer" and sig or signal_number(tostring(sig))
   if not signo or signo < 1 or signo > 64 then
     error(("proc:signal(sig): %s is not a signal (a number, or a name like 'TERM')"):format(tostring(sig)), 2)
   end
