@@ -685,11 +685,65 @@ A provider that stops sending is given up after idle_timeout, a whole call
 after its deadline (luagent help faults). model.fallback{m1, m2} moves on
 when a model keeps failing.
 
-Costs come from lua/luagent/prices.lua (a recipe's YAML can add prices); an
-unknown model costs nil, never a wrong number. Keys are redacted from every
-message, error and trace, and never reach a sandbox. The tests run against
-tests/fake_provider.py: a test double, not a model, that speaks the three
-wire formats and injects the faults real providers have.]],
+The model table, lua/luagent/model/models.yaml (one file, embedded; edit a
+copy or override entries), says per model family: the context window, the
+output limit, prices (input, output, cache_read, cache_write), whether it
+reasons, its default reasoning effort, which sampling parameters it takes,
+the Chat Completions token-limit field. Requests are built from it: an
+OpenAI model gets max_completion_tokens (max_tokens is deprecated; an
+unknown model, likely a compatible server, keeps max_tokens); a reasoning
+model gets no temperature while it reasons, and luagent says once, in the
+live view and the trace (a model_note event), that it was left out and why.
+Override entries in the recipe's YAML:
+
+  model:
+    model: gpt-5.4
+    reasoning: {effort: low}         # OpenAI: reasoning effort
+    # reasoning: {budget_tokens: 4096}  Anthropic: extended thinking
+    models: {gpt-5.4: {prices: {input: 1.5, output: 12}}}
+
+An unknown model works with plain defaults; luagent says once that its
+limits and prices are unknown (its cost counts as unknown, never a wrong
+number).
+
+Reasoning is kept across turns, as the providers require for stateless use:
+Responses asks for the reasoning encrypted (include
+reasoning.encrypted_content, store false) and passes reasoning items and
+the phase of message items back verbatim; a commentary preamble is kept
+apart (r.commentary), not part of the answer. Anthropic's thinking and
+redacted_thinking blocks go back with their signatures in the turn that
+carries the tool calls. They ride on the assistant message of the
+transcript (provider_items); the cache and --record/--replay keep them; the
+trace shows encrypted content and signatures as their size only.
+
+Prompt caching: OpenAI caches on its own; for Anthropic the agent places
+cache breakpoints on the tools, the instructions and the newest turn (three
+of the API's four) once the prompt is long enough for the model's cache
+(prompt_cache = false: none). Usage counts cache reads and writes
+(cached_tokens, cache_write_tokens) and cost prices them at their own rates;
+the live view and the agent's last line say how many input tokens came from
+the provider's cache.
+
+Compaction: when the last prompt reached 80% of the context window (the
+model table's, or the agent's context_window), the agent replaces all but
+the system prompt, the task and the last 4 turns with a summary the same
+model writes, asked with the model table's compaction prompt (YAML);
+agent.new{compaction = {threshold, keep_turns, prompt, policy}} changes it,
+compaction = false turns it off. The summary call is traced, recorded and
+cached like any call; the trace's agent_compaction event says what was
+replaced by what and what it cost.
+
+An answer that is cut off is never taken as final: pause_turn (Anthropic)
+goes back and the model goes on; an answer cut at max_tokens or at the
+context window ends the run with stopped_by length or context_window.
+
+Keys are redacted from every message, error and trace, and never reach a
+sandbox. The tests run against tests/fake_provider.py: a test double, not
+a model, that speaks the three wire formats, checks every request against
+OpenAI's official OpenAPI spec and Anthropic's rules (an invalid request
+gets the service's 400), sends the shapes the services send, and injects
+the faults real providers have; the official SDKs read its answers as
+luagent does (tests/lua/sdk_parity_spec.lua).]],
   see = "lua/meta/model.lua, lua/meta/retry.lua, luagent help structured.",
 }
 
