@@ -200,6 +200,15 @@ end
 
 local THINKING = {thinking = true, redacted_thinking = true}
 
+-- The text of the thinking blocks, as one (nil when there is none): the trace page shows it.
+local function thinking_text(list)
+  local parts = {}
+  for _, b in ipairs(list) do
+    if b.type == "thinking" and type(b.thinking) == "string" and b.thinking ~= "" then parts[#parts + 1] = b.thinking end
+  end
+  return #parts > 0 and table.concat(parts, "\n\n") or nil
+end
+
 -- The result's provider_items when the turn has thinking: every block, verbatim.
 local function kept_blocks(list)
   for _, b in ipairs(list) do
@@ -223,7 +232,7 @@ function wire.parse(_, msg)
   end
   return {text = content.join(text), tool_calls = calls, finish_reason = STOP[msg.stop_reason] or "stop",
           usage = usage_of(msg.usage), model = type(msg.model) == "string" and msg.model or nil, id = msg.id,
-          provider_items = kept_blocks(msg.content)}
+          provider_items = kept_blocks(msg.content), reasoning_summary = thinking_text(msg.content)}
 end
 
 -- ---- streaming: message_start, content_block_*, message_delta, message_stop ----
@@ -306,7 +315,8 @@ function Stream:result()
     whole[#whole + 1] = whole_block(b, b.type == "tool_use" and calls[n] or nil)
   end
   return {text = content.join(text), tool_calls = calls, finish_reason = STOP[self.stop_reason] or "stop",
-          usage = usage_of(self.usage), model = self.model, id = self.id, provider_items = kept_blocks(whole)}
+          usage = usage_of(self.usage), model = self.model, id = self.id, provider_items = kept_blocks(whole),
+          reasoning_summary = thinking_text(whole)}
 end
 
 return wire

@@ -143,6 +143,19 @@ local function message_text(item, refusal)
   return table.concat(parts)
 end
 
+-- The summary texts of the reasoning items, as one (nil when there is none): the trace page shows it.
+local function reasoning_summary(output)
+  local parts = {}
+  for _, item in ipairs(output) do
+    if item.type == "reasoning" then
+      for _, part in ipairs(type(item.summary) == "table" and item.summary or {}) do
+        if type(part) == "table" and type(part.text) == "string" and part.text ~= "" then parts[#parts + 1] = part.text end
+      end
+    end
+  end
+  return #parts > 0 and table.concat(parts, "\n\n") or nil
+end
+
 -- Items worth passing back verbatim: anything but plain messages and calls
 -- (a reasoning item), or a message with a phase.
 local function needs_keeping(output)
@@ -184,7 +197,7 @@ function wire.parse(_, response)
   return {text = #text > 0 and table.concat(text, "\n\n") or nil, tool_calls = calls, finish_reason = finish,
           commentary = #commentary > 0 and table.concat(commentary, "\n\n") or nil,
           usage = usage_of(response.usage), model = type(response.model) == "string" and response.model or nil,
-          id = response.id, refusal = content.join(refusal),
+          id = response.id, refusal = content.join(refusal), reasoning_summary = reasoning_summary(response.output),
           provider_items = needs_keeping(response.output) and {wire = wire.name, output = response.output} or nil}
 end
 
