@@ -36,6 +36,7 @@
 --       naming the agent and the tool, after its event.
 local json = require "luagent.json"
 local errors = require "luagent.errors"
+local context = require "luagent.context"
 
 local approval = {}
 
@@ -60,7 +61,7 @@ end
 local states = setmetatable({}, {__mode = "k"}) -- recipe run -> {replayed, used, warned}
 
 local function recipe_run()
-  return require("luagent.run").current()
+  return context.current()
 end
 
 local function state_of(r)

@@ -13,14 +13,29 @@
 -- through luagent._run_exit_hooks), or a bare one (REPL, CLI modules); its
 -- transport is model.transport. Every recipe run loads this file, so it
 -- holds only what an empty run needs; the rest loads at first use.
+--
+-- The library learns the current run from luagent.context (a leaf: the
+-- library never requires this module); run.current is context.current.
+-- luagent.run.methods never requires this module either: it returns the
+-- methods, which are installed in the class here at the first use of one.
 local loop = require "luagent.loop"
+local context = require "luagent.context"
 
 local run = {}
 
 local RecipeRun = {}
-run._class = RecipeRun
+context._register(RecipeRun)
 
-local default -- the process's run
+-- The methods of luagent.run.methods, installed at the first use of one;
+-- returns that module.
+local later
+local function methods()
+  if not later then
+    later = require "luagent.run.methods"
+    for k, fn in pairs(later.methods) do RecipeRun[k] = fn end
+  end
+  return later
+end
 
 -- methods of luagent.run.methods
 local LATER = {print = true, emit = true, subscribe = true, unsubscribe = true, dir = true, execute = true, at_exit = true,
@@ -33,10 +48,7 @@ local FROM_MODEL = {transport = true, replaying = true}
 RecipeRun.__index = function(r, k)
   local method = RecipeRun[k]
   if method ~= nil then return method end
-  if LATER[k] then
-    require "luagent.run.methods"
-    return RecipeRun[k]
-  end
+  if LATER[k] then return methods().methods[k] end
   if k == "id" then -- made on first use: "<UTC time>-<recipe name>-<4 hex>"
     local name = ((r.recipe or "repl"):match("([^/]+)%.lua$") or "run"):gsub("[^%w_-]", "_")
     r.id = os.date("!%Y%m%d-%H%M%S") .. "-" .. name .. "-" .. require("luagent.sys").random_hex(2)
@@ -51,9 +63,7 @@ function RecipeRun:__tostring()
 end
 
 -- Where run folders go: $LUAGENT_RUNS_DIR, else "runs".
-function run.runs_root()
-  return os.getenv("LUAGENT_RUNS_DIR") or "runs"
-end
+run.runs_root = context.runs_root
 
 function run._make(fields)
   local r = setmetatable(fields, RecipeRun)
@@ -68,22 +78,17 @@ end
 
 -- The default run, from the command line's {recipe, args, settings}.
 function run._set_default(fields)
-  default = run._make(fields or {})
-  return default
+  return context._set_default(run._make(fields or {}))
 end
 
-function run._default()
-  return default
-end
+run._default = context.default
+run.current = context.current
 
-function run.current()
-  local r = loop.context()
-  if getmetatable(r) == RecipeRun then return r end
-  return default or run._set_default()
-end
+-- a bare default run until init.lua makes the command line's
+run._set_default()
 
 function run.new(opts)
-  return require("luagent.run.methods").new(opts)
+  return methods().new(opts, run._make)
 end
 
 -- ---- a run's start and end ----

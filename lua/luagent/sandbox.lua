@@ -55,6 +55,7 @@ local secrets = require "luagent.secrets"
 local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local backend = require "luagent.sandbox.docker_backend"
 local leftovers = require "luagent.sandbox.leftovers"
 local pools = require "luagent.sandbox.pool"
@@ -228,7 +229,7 @@ local hooked = false
 
 -- What is still open when the process's own run ends is closed then.
 local function hook_default()
-  local default = require("luagent.run")._default()
+  local default = context.default()
   if not hooked and default then
     hooked = true
     default:at_exit(sandbox.close_all)
@@ -241,8 +242,7 @@ local function close_boxes(r)
 end
 
 local function remember(box)
-  local run = require "luagent.run"
-  local r, default = run.current(), run._default()
+  local r, default = context.current(), context.default()
   hook_default()
   if not open_boxes[r] then
     open_boxes[r] = {}
@@ -368,7 +368,7 @@ function sandbox.pool(opts)
   warm, err = pools.new{backend = backend, set = set, spec = pool_spec(session_spec(o, {})), size = opts.size,
                         option = "sandbox.pool: size", wait = true}
   if not warm then return nil, err end
-  require("luagent.run").current():at_exit(function() warm:close() end)
+  context.current():at_exit(function() warm:close() end)
   return warm
 end
 

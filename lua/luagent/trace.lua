@@ -6,7 +6,8 @@
 -- --json: the events themselves, as JSON lines on stdout). luagent.run
 -- subscribes it when a recipe run starts; it opens at the run's first event.
 -- Several runs in one process (luagent eval) each have their own
--- (luagent.run); the functions below answer for the calling task's run.
+-- (luagent.run); the functions below answer for the calling task's run
+-- (luagent.context).
 --
 --   trace.open(opts) -> t | nil, err   t:start(time) (run_start), t:write(ev), t:finish(status, message)
 --                                       t.failure: the error of a line that could not be written
@@ -28,22 +29,22 @@ local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
 local loop = require "luagent.loop"
-local run = require "luagent.run"
+local context = require "luagent.context"
 local host = require "luagent.host"
 
 local trace = {}
 
 -- ---- where a run's files go ----
 
-trace.runs_root = run.runs_root
+trace.runs_root = context.runs_root
 
 function trace.run_id()
-  return run.current().id
+  return context.current().id
 end
 
 -- Made on first use; a folder that cannot be made raises its error.
 function trace.run_dir(sub)
-  return run.current():dir(sub)
+  return context.current():dir(sub)
 end
 
 -- ---- making events safe to write ----
@@ -165,7 +166,7 @@ end
 -- ---- the trace file and the terminal view ----
 
 function trace.path()
-  local t = run.current().trace
+  local t = context.current().trace
   return t and t.path
 end
 
@@ -175,7 +176,7 @@ Trace.__index = Trace
 -- trace.open{t0 = loop.now() at the run's start, quiet, json, settings, record, replay, run}:
 -- the trace of `run` (default: the calling task's run), <its folder>/trace.jsonl | nil, err.
 function trace.open(opts)
-  local r = opts.run or run.current()
+  local r = opts.run or context.current()
   local ok, dir = pcall(r.dir, r)
   if not ok then return nil, errors.wrap(dir, "cannot write the trace in " .. r:_folder()) end
   local path = dir .. "/trace.jsonl"

@@ -313,4 +313,17 @@ t.test("the default run: this spec's own settings, id and folder, outside any ta
   t.eq(luagent.spawn(function() return run.current() end):wait(), r, "its tasks are in it too")
 end)
 
+t.test("luagent.context answers as run.current: a run's tasks get their run; elsewhere the default run", function()
+  local context = require "luagent.context"
+  t.eq(run.current, context.current, "one function")
+  t.eq(context.current(), run.current()); t.eq(context.default(), run.current())
+  t.eq(context.runs_root(), run.runs_root())
+  local r = new_run("context", {name = "context"})
+  local seen = loop.spawn_in(r, function()
+    return luagent.spawn(function() return context.current() end):wait()
+  end):wait()
+  t.eq(seen, r, "a task spawned by a run's task is in that run")
+  t.eq(loop.spawn_in({}, context.current):wait(), context.default(), "a context that is not a run is no run")
+end)
+
 return t.done()

@@ -1,6 +1,6 @@
 -- luagent.model.call: one attempt of a model call. It builds the HTTP request
 -- from the provider (luagent.model.provider), sends it through the run's
--- transport (run.current().transport, which is model.transport for `luagent
+-- transport (context.current().transport, which is model.transport for `luagent
 -- run`), and gives the result or one error. A failure's kind is decided once,
 -- where it is seen: the HTTP status or the transport's failure here, the
 -- answer's shape in the provider, a stream's end in its assembler;
@@ -18,6 +18,7 @@ local json = require "luagent.json"
 local loop = require "luagent.loop"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local secrets = require "luagent.secrets"
 local prices = require "luagent.prices"
 local retry_after = require "luagent.model.retry_after"
@@ -73,9 +74,9 @@ local function stream_broke(terr)
   return type(terr) == "table" and type(terr.status) == "number" and terr.status >= 200 and terr.status < 300
 end
 
--- The calling task's run's transport (luagent.run); the default run's is model.transport.
+-- The calling task's run's transport (luagent.context); the default run's is model.transport.
 local function transport()
-  return require("luagent.run").current().transport
+  return context.current().transport
 end
 
 local function plain(m, request)

@@ -15,7 +15,7 @@
 -- deadline passes the call fails with kind timeout, saying how long it tried.
 --   m.totals = {calls, input_tokens, output_tokens, cached_tokens, cost, cost_unknown}
 --
--- When the run has the model-call cache on (luagent.cache, run.current().cache),
+-- When the run has the model-call cache on (luagent.cache, context.current().cache),
 -- the request is looked up first, before any attempt: a hit is the stored
 -- answer (cached = true, cost = 0, saved_cost; on_delta gets its text; the
 -- model_request and model_response events say cached = true; it is not added
@@ -24,6 +24,7 @@
 local retry = require "luagent.retry"
 local loop = require "luagent.loop"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local secrets = require "luagent.secrets"
 local content = require "luagent.model.content"
 local provider = require "luagent.model.provider"
@@ -58,7 +59,7 @@ end
 
 -- The run's model-call cache, or nil.
 local function run_cache()
-  return require("luagent.run").current().cache
+  return context.current().cache
 end
 
 -- A stored answer as a live one looks: tool calls decoded the same way.
@@ -152,7 +153,7 @@ function client.new(wire, opts)
   local key = api_key(wire, opts)
   local base_url = opts.base_url or (wire.base_url_env and os.getenv(wire.base_url_env)) or wire.default_base_url
   base_url = base_url:gsub("/+$", "")
-  if not key and wire.needs_key(base_url) and not require("luagent.run").current().replaying then
+  if not key and wire.needs_key(base_url) and not context.current().replaying then
     error(("model.%s: no API key: set %s or pass api_key (a local server: pass base_url)"):format(wire.name,
       wire.key_env), 3)
   end

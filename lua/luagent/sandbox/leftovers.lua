@@ -32,6 +32,7 @@ local json = require "luagent.json"
 local fs = require "luagent.fs"
 local manifest = require "luagent.manifest"
 local outputs = require "luagent.outputs"
+local context = require "luagent.context"
 local docker = require "luagent.sandbox.docker_backend"
 
 local leftovers = {}
@@ -52,7 +53,7 @@ function leftovers.owner_labels(save)
     ["luagent.owner.host"] = sys.hostname(),
   }
   if type(save) == "table" and type(save.from) == "string" and type(save.to) == "string" then
-    labels[LABELS.run] = luagent.run_id()
+    labels[LABELS.run] = context.current().id
     labels[LABELS.save_from] = manifest.workspace_path(save.from) or save.from
     labels[LABELS.save_to] = absolute(save.to)
     labels[LABELS.save_required] = json.encode(json.array(save.required or {}))
