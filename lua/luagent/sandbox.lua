@@ -61,25 +61,17 @@ local leftovers = require "luagent.sandbox.leftovers"
 local pools = require "luagent.sandbox.pool"
 local mirrors = require "luagent.sandbox.mirror"
 local engines = require "luagent.sandbox.engine_set"
+local owner = require "luagent.sandbox.owner"
+local defaults = require "luagent.sandbox.defaults"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
-sandbox.IMAGE = "luagent-sandbox:latest"
-sandbox.WORKSPACE = "/workspace"
+sandbox.IMAGE = defaults.image
+sandbox.WORKSPACE = defaults.workdir
 
-sandbox.defaults = {
-  image = sandbox.IMAGE, memory = "512m", cpus = 1, pids = 256, network = false,
-  user = "1000:1000", workdir = sandbox.WORKSPACE, tmp_size = "256m", workspace_size = "512m",
-  timeout = 120, max_output = 1024 * 1024,
-  -- how long bringing outputs home waits for a Docker engine that went away
-  engine_grace = 30,
-  -- how long an open waits for room when every engine is at its capacity
-  -- (engines = {"URL#N", ...}; also sandbox.defaults.engines, LUAGENT_ENGINES)
-  capacity_wait = 3600,
-  -- what extract() and snapshot() may write on the host: a sandbox can make
-  -- a terabyte sparse file for free
-  max_extract = 2 * 1024 ^ 3, max_extract_entries = 20000,
-}
+-- what every open starts from (a recipe may change them: the same table
+-- the leftovers' rescue reads)
+sandbox.defaults = defaults
 
 -- sandbox.engine([{engine, docker_host, engines}]) -> client | nil, err
 -- The first engine that answers of those sessions are made on.
@@ -90,7 +82,7 @@ function sandbox.engine(opts)
   if not set then return nil, err end
   return engines.client(set)
 end
-sandbox.owner_alive = leftovers.owner_alive
+sandbox.owner_alive = owner.alive
 sandbox.list = leftovers.list
 sandbox.prune = leftovers.prune
 
@@ -201,7 +193,7 @@ end
 -- The one description of a session a backend turns into a running one.
 local function session_spec(o, staged)
   local id = sys.random_hex(6)
-  local labels = leftovers.owner_labels(o.save)
+  local labels = owner.labels(o.save)
   labels["luagent.session"] = id
   for k, v in pairs(o.labels or {}) do labels[k] = tostring(v) end
   return {
