@@ -16,6 +16,9 @@
 --   trace.path()                        this run's trace file, once it is open
 --   trace.run_id(), trace.run_dir("output")   where this run's files go
 --   (runs/ under the current folder, or $LUAGENT_RUNS_DIR)
+--   trace.read(path [, {partial = true}]) -> events | nil, err   a trace file read back (a line
+--       that is not a JSON event with a type: kind "json"); with partial: the events before
+--       such a line, and {line, message} of it (a trace cut by a full disk or a killed run)
 --
 -- Recording and replaying the model exchanges (--record / --replay) are model
 -- transports: luagent.model.recording.
@@ -31,6 +34,7 @@ local secrets = require "luagent.secrets"
 local loop = require "luagent.loop"
 local context = require "luagent.context"
 local host = require "luagent.host"
+local fs = require "luagent.fs"
 
 local trace = {}
 
@@ -164,6 +168,23 @@ function trace.describe(ev)
 end
 
 -- ---- the trace file and the terminal view ----
+
+function trace.read(path, opts)
+  local text, err = fs.read(path)
+  if not text then return nil, err end
+  local list, n = {}, 0
+  for line in text:gmatch("[^\n]+") do
+    n = n + 1
+    local ev = json.decode(line)
+    if type(ev) ~= "table" or type(ev.type) ~= "string" then
+      local message = ("%s:%d: not a trace event (a JSON object with a \"type\")"):format(path, n)
+      if opts and opts.partial then return list, {line = n, message = message} end
+      return errors.fail("json", message, {path = path, line = n})
+    end
+    list[#list + 1] = ev
+  end
+  return list
+end
 
 function trace.path()
   local t = context.current().trace
