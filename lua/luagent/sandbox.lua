@@ -63,6 +63,7 @@ local mirrors = require "luagent.sandbox.mirror"
 local engines = require "luagent.sandbox.engine_set"
 local owner = require "luagent.sandbox.owner"
 local defaults = require "luagent.sandbox.defaults"
+local excerpt = require("luagent.text").excerpt
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
@@ -443,8 +444,7 @@ local function checked_stdin(stdin, method)
 end
 
 local function command_text(cmd)
-  local text = type(cmd) == "table" and table.concat(cmd, " ") or tostring(cmd)
-  return #text > 300 and text:sub(1, 297) .. "..." or text
+  return excerpt(type(cmd) == "table" and table.concat(cmd, " ") or cmd, 300)
 end
 
 local function emit_exec(self, kind, what, result, err)

@@ -35,6 +35,7 @@ local loop = require "luagent.loop"
 local context = require "luagent.context"
 local host = require "luagent.host"
 local fs = require "luagent.fs"
+local excerpt = require("luagent.text").excerpt
 
 local trace = {}
 
@@ -103,9 +104,7 @@ local function k(n)
 end
 
 local function first_line(text, max)
-  text = tostring(text or ""):match("^%s*([^\n]*)") or ""
-  max = max or 90
-  return #text > max and text:sub(1, max - 3) .. "..." or text
+  return excerpt(text or "", max or 90, "line")
 end
 
 local function money(c)

@@ -23,6 +23,7 @@ local errors = require "luagent.errors"
 local events = require "luagent.events"
 local loop = require "luagent.loop"
 local host = require "luagent.host"
+local excerpt = require("luagent.text").excerpt
 
 local client = {}
 
@@ -33,12 +34,6 @@ local MAX_PAGES = 1000
 
 local McpClient = {}
 McpClient.__index = McpClient
-
-local function excerpt(text, max)
-  text = tostring(text):gsub("%s+", " ")
-  max = max or 120
-  return #text > max and text:sub(1, max) .. "..." or text
-end
 
 local function str_or(v, default)
   if type(v) == "string" then return v end
@@ -135,10 +130,10 @@ end
 -- A line or body that is not JSON: during initialize it means the program is
 -- no MCP server; later it is traced and skipped.
 function McpClient:_on_garbage(text)
-  events.emit({type = "mcp_garbage", server = self.name, text = excerpt(text, 2000)})
+  events.emit({type = "mcp_garbage", server = self.name, text = excerpt(text, 2000, "flat")})
   if not self.ready then
     self.t:fail_pending(self:_fail("protocol", ("does not speak MCP: it printed %q where a JSON-RPC message belongs")
-      :format(excerpt(text))))
+      :format(excerpt(text, 120, "flat"))))
   end
 end
 
