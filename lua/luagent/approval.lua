@@ -68,8 +68,7 @@ local function state_of(r)
   local s = states[r]
   if not s then
     s = {used = {}}
-    local path = r.replaying
-    if path then s.replayed = require("luagent.model.recording").approvals(path) end
+    if r.replaying then s.replayed = require("luagent.model.recording").approvals(r.replaying) end
     states[r] = s
   end
   return s

@@ -49,8 +49,9 @@ local model = {}
 -- around HTTP with --record.
 model.transport = http.request
 
--- The recording being replayed (set with the transport by luagent.run): no
--- API key is needed, and detect() names the provider it was made with.
+-- The recording being replayed (luagent.model.recording.load's, set with the
+-- transport by luagent.run): no API key is needed, and detect() names the
+-- provider it was made with.
 model.replaying = nil
 
 -- Kept for recipes that only want model events: fn(event) for model_request,

@@ -326,4 +326,41 @@ t.test("luagent.context answers as run.current: a run's tasks get their run; els
   t.eq(loop.spawn_in({}, context.current):wait(), context.default(), "a context that is not a run is no run")
 end)
 
+t.test("a replayed run reads its recording once: the replayer, the provider and the approvals share it", function()
+  local recording = require "luagent.model.recording"
+  local path = work .. "/once.jsonl"
+  assert(fs.write(path, table.concat({
+    json.encode{luagent_recording = 1, version = "test", recipe = "once"},
+    json.encode{endpoint = "/completions", body = {model = "m"}, response = {status = 200, headers = {}, body = "{}"}},
+    json.encode{approval = {tool = "shell", arguments = {command = "ls"}, decision = "approved", by = "person"}},
+  }, "\n") .. "\n"))
+  assert(fs.write(work .. "/once.lua", [[
+local model = luagent.model
+local shell = {name = "shell", description = "d", needs_approval = true,
+  parameters = {type = "object", properties = {command = {type = "string"}}},
+  handler = function(args) return "ran " .. args.command end}
+local m = model.scripted{{tool_calls = {{name = "shell", arguments = {command = "ls"}}}}, {text = "done"}}
+local r = luagent.agent.new{name = "a", model = m, tools = {shell}}:run("go")
+print(model.detect(), model.from{}.provider, r.output)
+]]))
+  local opens, loads = 0, 0
+  local real_open, real_load = io.open, recording.load
+  rawset(io, "open", function(p, ...) if p == path then opens = opens + 1 end return real_open(p, ...) end)
+  recording.load = function(...) loads = loads + 1 return real_load(...) end
+  local ok, result = pcall(function()
+    return assert(run.new{recipe = work .. "/once.lua", replay = path, dir = work .. "/runs/once", quiet = true,
+                          capture = true}):execute()
+  end)
+  rawset(io, "open", real_open)
+  recording.load = real_load
+  assert(ok, result)
+  t.eq(result.status, "ok", result.error and result.error.message)
+  t.eq(fs.read(work .. "/runs/once/stdout.txt"), "openai\topenai\tdone\n", "the provider is the recording's")
+  local by
+  for _, ev in ipairs(trace_events(result.trace)) do if ev.type == "approval" then by = ev.by end end
+  t.eq(by, "replay", "the recorded decision answered")
+  t.eq(loads, 1, "loaded once")
+  t.eq(opens, 1, "the file is opened once (it was 4 times: the replayer, each detect, the approvals)")
+end)
+
 return t.done()
