@@ -263,13 +263,14 @@ end
 
 -- A session from a warm pool of this spec, or nil. open{pool = N} makes
 -- that pool when there is none yet (this open starts cold, and the pool
--- lives until the process ends).
+-- lives until the process ends). The pool key is computed once per open.
 local function from_pool(set, o, spec)
   spec = pool_spec(spec)
-  local session = pools.take(set, spec)
-  if session or not o.pool or o.pool == 0 or pools.has(set, spec) then return session end
+  local key = pools.key(set, spec)
+  local session = pools.take(key)
+  if session or not o.pool or o.pool == 0 or pools.has(key) then return session end
   hook_default() -- drained by close_all
-  local made, err = pools.new{backend = backend, set = set, spec = spec, size = o.pool,
+  local made, err = pools.new{backend = backend, set = set, spec = spec, size = o.pool, key = key,
                               option = "sandbox.open: pool"}
   if not made then return nil, err end
   return nil

@@ -6,17 +6,18 @@
 --   pool.key(set, spec) -> string      what two opens must share to share a pool: the
 --       session spec without its per-session parts (id, the session label) and its
 --       per-open parts (staged, restore), and the engines (set.key)
---   pool.new{backend, set, spec, size, option, wait} -> p | nil, err
+--   pool.new{backend, set, spec, size, option, wait, key} -> p | nil, err
 --       size sessions of spec on the engines of `set` (luagent.sandbox.engine_set), each
 --       placed like any session: on the least loaded engine with room (backend:
 --       luagent.sandbox.docker_backend's functions); wait = true: returns once all of them are
 --       up (else they start in the background). err: the engines cannot hold them (their
 --       capacities or their memory: kind "config", naming `option`), or (wait) a session
---       could not start; nothing is left running then.
---   pool.take(set, spec) -> session | nil      a started, never-used session of this
---       exact spec, never handed out twice; the pool refills in the background (a refill
+--       could not start; nothing is left running then. key: pool.key(set, spec) when the
+--       caller has it already (an open computes it once)
+--   pool.take(key) -> session | nil            a started, never-used session of the spec of
+--       this key, never handed out twice; the pool refills in the background (a refill
 --       waits for room when every engine is at its capacity)
---   pool.has(set, spec) -> boolean             some open pool keeps this spec
+--   pool.has(key) -> boolean                   some open pool keeps the spec of this key
 --   pool.list() -> {p, ...}                    the open pools
 --   pool.drain_all()                           every pool closed (the process's end)
 --   p:close() -> true | nil, err               drained: its sessions that were not handed
@@ -190,7 +191,7 @@ end
 -- The pool is known (pool.has) before anything waits, so opens running at
 -- the same time do not make a second one; a pool that cannot be is closed.
 function pool.new(o)
-  local key = pool.key(o.set, o.spec)
+  local key = o.key or pool.key(o.set, o.spec)
   local p = setmetatable({
     id = sys.random_hex(6), key = key, backend = o.backend, set = o.set, template = o.spec, size = o.size,
     ready = {}, starting = 0, taken = 0, failures = 0, handed = {}, tasks = {}, closed = false,
@@ -229,8 +230,8 @@ function Pool:_take()
   return nil
 end
 
-function pool.take(set, spec)
-  local list = open_pools[pool.key(set, spec)]
+function pool.take(key)
+  local list = open_pools[key]
   for _, p in ipairs(list or {}) do
     local session = p:_take()
     if session then return session end
@@ -238,8 +239,8 @@ function pool.take(set, spec)
   return nil
 end
 
-function pool.has(set, spec)
-  return open_pools[pool.key(set, spec)] ~= nil
+function pool.has(key)
+  return open_pools[key] ~= nil
 end
 
 function Pool:wait()
