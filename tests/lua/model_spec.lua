@@ -126,6 +126,29 @@ local function summary(r)
   return {text = r.text, finish_reason = r.finish_reason, tool_calls = calls, usage = r.usage}
 end
 
+t.test("a call's messages are checked once, and malformed ones raise at the caller of m:complete", function()
+  local content = require "luagent.model.content"
+  local real, checks = content.check_messages, 0
+  content.check_messages = function(...) checks = checks + 1 return real(...) end
+  local ok, err = pcall(function()
+    local q = fake.queue("openai")
+    fake.script(q, {{text = "ok"}})
+    assert(new_model("openai", q):complete{messages = {USER}})
+    t.eq(checks, 1, "a provider's model (it was 2: structured.wrap, then Model:complete)")
+    checks = 0
+    assert(model.scripted{{text = "ok"}}:complete{messages = {USER}})
+    t.eq(checks, 1, "a scripted model")
+    local m = model.scripted{{text = "ok"}}
+    local line = debug.getinfo(1, "l").currentline + 1
+    local raised, message = pcall(function() local r = m:complete{messages = {{role = "robot"}}} return r end)
+    t.eq(raised, false)
+    t.match(message, ":" .. line .. ": model:complete: messages%[1%] needs a role", "where m:complete was called")
+    t.raises(function() m:complete() end, "messages must be a non%-empty list")
+  end)
+  content.check_messages = real
+  if not ok then error(err, 0) end
+end)
+
 for _, provider in ipairs(ORDER) do
   t.test(provider .. ": a plain answer, usage, cost and the request field by field", function()
     local q = fake.queue(provider)

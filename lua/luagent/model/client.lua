@@ -97,8 +97,7 @@ end
 
 -- m:complete(request) -> result | nil, err   (see luagent.model)
 function Model:complete(req)
-  req = req or {}
-  content.check_messages(req.messages)
+  req = req or {} -- its messages were checked by structured.wrap (below)
   stop_if_cancelled()
   local started = loop.now()
   local store, look = run_cache(), nil

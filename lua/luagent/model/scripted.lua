@@ -35,8 +35,7 @@ local function tool_calls(reply, n)
   return calls
 end
 
-function Scripted:complete(req)
-  content.check_messages(req.messages)
+function Scripted:complete(req) -- its messages were checked by structured.wrap (below)
   self.n = self.n + 1
   local reply = self.fn(req, self.n)
   if reply.error then return nil, errors.from(reply.error) end
