@@ -9,6 +9,8 @@
 --   call.attempt(m, req, n [, time_left]) -> result | nil, err   (n: the attempt's number, for
 --       events; time_left: seconds left of the call's deadline, which caps the attempt's timeout)
 --   call.error(m, kind, message [, fields]) -> err   also model.error
+--   call.answered(m, result) -> result   the call's model_response event, built here alone (model
+--       clients, cached answers, scripted models); a result not from the cache is added to m.totals
 --
 -- Model errors' kinds: auth | rate_limit | quota | server | timeout | network |
 -- bad_request | bad_response. A connection that cannot be made or breaks is
@@ -133,6 +135,22 @@ local function finish_result(m, result, started)
   result.duration = loop.now() - started
   result.tool_calls = result.tool_calls or {}
   if #result.tool_calls > 0 and result.finish_reason == "stop" then result.finish_reason = "tool_calls" end
+  return result
+end
+
+function call.answered(m, result)
+  if not result.cached then
+    local t, usage = m.totals, result.usage
+    t.calls = t.calls + 1
+    t.input_tokens = t.input_tokens + (usage.input_tokens or 0)
+    t.output_tokens = t.output_tokens + (usage.output_tokens or 0)
+    t.cached_tokens = t.cached_tokens + (usage.cached_tokens or 0)
+    if result.cost then t.cost = t.cost + result.cost else t.cost_unknown = true end
+  end
+  events.emit({type = "model_response", provider = m.provider, model = m.model, attempts = result.attempts,
+               cached = result.cached or nil, duration = result.duration, usage = result.usage, cost = result.cost,
+               saved_cost = result.saved_cost, finish_reason = result.finish_reason, text = result.text,
+               tool_calls = result.tool_calls})
   return result
 end
 

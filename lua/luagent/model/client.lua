@@ -49,14 +49,6 @@ local function announced(m, policy)
   end})
 end
 
-local function add_to_totals(t, result)
-  t.calls = t.calls + 1
-  t.input_tokens = t.input_tokens + (result.usage.input_tokens or 0)
-  t.output_tokens = t.output_tokens + (result.usage.output_tokens or 0)
-  t.cached_tokens = t.cached_tokens + (result.usage.cached_tokens or 0)
-  if result.cost then t.cost = t.cost + result.cost else t.cost_unknown = true end
-end
-
 -- The run's model-call cache, or nil.
 local function run_cache()
   return context.current().cache
@@ -74,10 +66,7 @@ local function from_cache(m, req, look, body, url, started)
                   cached = true, attempts = 0}
   if req.on_delta and result.text and result.text ~= "" then req.on_delta(result.text) end
   result.duration = loop.now() - started
-  events.emit({type = "model_response", provider = m.provider, model = m.model, attempts = 0, cached = true,
-               duration = result.duration, usage = result.usage, cost = 0, saved_cost = entry.cost,
-               finish_reason = result.finish_reason, text = result.text, tool_calls = calls})
-  return result
+  return call.answered(m, result)
 end
 
 -- A task that was asked to stop (Ctrl-C, SIGTERM, task:cancel()) makes no
@@ -121,12 +110,8 @@ function Model:complete(req)
   end
   result.attempts = attempt
   result.duration = loop.now() - started
-  add_to_totals(self.totals, result)
   if look then store:stored(look, result) end
-  events.emit({type = "model_response", provider = self.provider, model = self.model, attempts = attempt,
-               duration = result.duration, usage = result.usage, cost = result.cost,
-               finish_reason = result.finish_reason, text = result.text, tool_calls = result.tool_calls})
-  return result
+  return call.answered(self, result)
 end
 
 -- A structured answer (req.schema / req.output) is asked for and read around the call.
