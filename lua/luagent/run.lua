@@ -108,34 +108,49 @@ function RecipeRun:_start(opts)
 end
 
 -- The cache's line for the run's end ("N model calls: K from cache, ..."), as an event.
-function RecipeRun:_cache_summary()
-  local cache = rawget(self, "cache")
+local function cache_summary(r)
+  local cache = rawget(r, "cache")
   local summary = cache and cache:finish()
-  if summary then self:emit(summary) end
+  if summary then r:emit(summary) end
 end
 
--- r:_close_trace(status, message): run_end, and the trace closed. A run that
--- made its folder but failed before any event still gets a trace there
--- (run_start, run_end with the error).
-function RecipeRun:_close_trace(status, message)
-  if not rawget(self, "trace") and self.started and rawget(self, "made_dir") and not rawget(self, "trace_failed") then
-    self:_open_trace()
+-- run_end, and the trace closed. A run that made its folder but failed
+-- before any event still gets a trace there (run_start, run_end with the error).
+local function close_trace(r, status, message)
+  if not rawget(r, "trace") and r.started and rawget(r, "made_dir") and not rawget(r, "trace_failed") then
+    r:_open_trace()
   end
-  local trace = rawget(self, "trace")
+  local trace = rawget(r, "trace")
   if trace then trace:finish(status, message) end
 end
 
--- r:_end(status, message) -> err | nil   exit hooks, then run_end; err: the hooks'
--- failures, and the files of the run that could not be written (trace, recording)
-function RecipeRun:_end(status, message)
-  local err
-  if #self.hooks + #self.last_hooks > 0 then err = self:_run_exit_hooks(status, message) end
-  self:_cache_summary()
-  self:_close_trace(status, message)
-  -- only a trace or a recording can have failed to be written: a run with
-  -- neither (an empty recipe) ends without loading luagent.run.methods
-  if not (rawget(self, "trace") or rawget(self, "trace_failed") or rawget(self, "record")) then return err end
-  return self:_write_failures(err)
+-- Only a trace or a recording can fail to be written: a run with neither
+-- (an empty recipe) ends without loading luagent.run.methods.
+local function writes(r)
+  return rawget(r, "trace") or rawget(r, "trace_failed") or rawget(r, "record")
+end
+
+-- r:_end(status, err) -> status, err, failures
+-- The one rule for a run's end, `luagent run`'s (luagent._run_exit_hooks)
+-- and run.new's (r:execute): the exit hooks, each even if an earlier one
+-- failed; the cache's summary; run_end, and the trace closed. A hook that
+-- failed, or a file of the run that could not be written (its trace, its
+-- recording), makes an "ok" run "failed" — run_end says so too, so it
+-- agrees with the exit status. failures: those, as one error value (the
+-- hooks' first; nil: none); status, err (an error value or a message): how
+-- the run ended.
+function RecipeRun:_end(status, err)
+  local message = type(err) == "table" and err.message or err
+  local hooks_failed
+  if #self.hooks + #self.last_hooks > 0 then hooks_failed = self:_run_exit_hooks(status, message) end
+  cache_summary(self)
+  local failures = hooks_failed
+  if writes(self) then failures = self:_write_failures(hooks_failed) end
+  if failures and status == "ok" then status, err = "failed", failures end
+  close_trace(self, status, type(err) == "table" and err.message or err)
+  if writes(self) then failures = self:_write_failures(hooks_failed) end -- and run_end's own line
+  if failures and status == "ok" then status, err = "failed", failures end
+  return status, err, failures
 end
 
 return run

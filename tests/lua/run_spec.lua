@@ -363,4 +363,33 @@ print(model.detect(), model.from{}.provider, r.output)
   t.eq(opens, 1, "the file is opened once (it was 4 times: the replayer, each detect, the approvals)")
 end)
 
+t.test("one rule for a run's end: a failing exit hook fails an ok run, and run_end says so as the exit status does", function()
+  local HOOKED = [[
+luagent.events.emit{type = "mine"}
+luagent.at_exit(function() error("the hook broke", 0) end)
+luagent.at_exit(function(status) print("the other hook ran: " .. status) end)
+]]
+  assert(fs.write(work .. "/hooked.lua", HOOKED))
+  -- run.new
+  local r = new_run("hooked", nil, {recipe = work .. "/hooked.lua"})
+  local result = r:execute()
+  t.eq(result.status, "failed"); t.match(result.error.message, "while finishing the run: the hook broke")
+  local last = trace_events(result.trace)
+  t.eq(last[#last].type, "run_end"); t.eq(last[#last].status, "failed")
+  t.match(last[#last].error, "the hook broke")
+  t.match(fs.read(work .. "/runs/hooked/stdout.txt"), "the other hook ran: ok")
+  -- luagent run (the default run, ended by the host)
+  local runs = work .. "/default-runs"
+  local code, out = sys.execute({"sh", "-c", ("LUAGENT_RUNS_DIR=%q %q run -q %q"):format(runs, t.env("LUAGENT"),
+    work .. "/hooked.lua")})
+  t.eq(code, 1, out)
+  t.match(out, "luagent: while finishing the run: the hook broke")
+  local dirs = assert(fs.list(runs))
+  t.eq(#dirs, 1)
+  last = trace_events(runs .. "/" .. dirs[1] .. "/trace.jsonl")
+  t.eq(last[#last].type, "run_end")
+  t.eq(last[#last].status, "failed", "run_end agrees with exit status 1 (it said ok)")
+  t.match(last[#last].error, "the hook broke")
+end)
+
 return t.done()

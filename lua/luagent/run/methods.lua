@@ -256,12 +256,7 @@ local function body(r, chunk, out, ...)
     status, err = "failed", errors.new("error", ("the recipe ended with exit status %d"):format(returned),
                                        {exit_status = returned})
   end
-  local hook_err = r:_run_exit_hooks(status, err and err.message)
-  if hook_err and status == "ok" then status, err = "failed", hook_err end
-  r:_cache_summary()
-  r:_close_trace(status, err and err.message)
-  local write_err = r:_write_failures()
-  if write_err and status == "ok" then status, err = "failed", write_err end
+  status, err = r:_end(status, err)
   if out then out:close() end
   return {status = status, error = err, traceback = traceback, final = r.final, stats = r.stats, dir = r:_folder(),
           trace = r.trace and r.trace.path or nil}
