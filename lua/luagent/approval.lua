@@ -68,7 +68,7 @@ local function state_of(r)
   local s = states[r]
   if not s then
     s = {used = {}}
-    if r.replaying then s.replayed = require("luagent.model.recording").approvals(r.replaying) end
+    if r.replaying then s.replayed = r.replaying.approvals end
     states[r] = s
   end
   return s

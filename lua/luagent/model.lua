@@ -94,7 +94,7 @@ local PROVIDERS = {openai = model.openai, openai_responses = model.openai_respon
 -- When replaying, the provider the recording was made with.
 function model.detect()
   local replaying = context.current().replaying -- the run's; model.replaying for `luagent run`
-  if replaying then return require("luagent.model.recording").recorded_provider(replaying) end
+  if replaying then return replaying.provider end
   if os.getenv("OPENAI_API_KEY") or os.getenv("OPENAI_BASE_URL") then return "openai" end
   if os.getenv("ANTHROPIC_API_KEY") then return "anthropic" end
   return nil

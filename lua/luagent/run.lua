@@ -81,7 +81,6 @@ function run._set_default(fields)
   return context._set_default(run._make(fields or {}))
 end
 
-run._default = context.default
 run.current = context.current
 
 -- a bare default run until init.lua makes the command line's

@@ -122,7 +122,6 @@ function McpClient:_on_message(m)
   elseif method == "notifications/message" then
     events.emit({type = "mcp_log", server = self.name, level = params.level, logger = params.logger, data = params.data})
   elseif method == "notifications/tools/list_changed" then
-    self.tools_changed = true
     events.emit({type = "mcp_tools_changed", server = self.name})
   end
 end

@@ -9,16 +9,15 @@
 --       (loaded, or loaded from path), without network; a request the recording does not have
 --       raises a replay_mismatch error with a diff
 --   recording.load(path [, recipe]) -> rec | nil, err   the file, read and checked whole, once:
---       rec = {path, header, entries, approvals, provider}
+--       rec = {path, header, entries, approvals (its approval decisions, in order), provider (the
+--       one it was made with: "openai" | "openai_responses" | "anthropic" | nil)}
 --   recording.transport{record | replay, recipe} -> transport, replaying   what a run starts with
 --       (luagent.run); replaying: the loaded recording (nil when recording), which the run keeps
 --       (run.replaying), so the provider and the approval decisions come from the one load;
 --       raises a string (it runs while the library loads) when the file cannot be used
---   recording.recorded_provider(rec) -> "openai" | "openai_responses" | "anthropic" | nil
 --   recording.diff(recorded, now) -> {"path: recorded X, now Y" lines}   (luagent.diff.values)
 --   recording.add_approval(transport, decision)   an approval decision (luagent.approval) as a
 --       line {"approval": {...}} of the file the recorder `transport` writes; nothing otherwise
---   recording.approvals(rec) -> {decision, ...}  the approval lines of a recording, in order
 --
 -- A recording is JSON lines: a header {luagent_recording = 1, version, recipe}, then one
 -- {endpoint, body, stream, response = {status, headers, body} | error = {kind, message,
@@ -118,11 +117,6 @@ function recording.add_approval(transport, decision)
   if put then put(json.encode({approval = secrets.redact_value(decision)})) end
 end
 
--- The approval decisions a recording holds, in order.
-function recording.approvals(rec)
-  return rec.approvals
-end
-
 -- The places where two requests differ, as "path: recorded X, now Y" lines.
 function recording.diff(recorded, now)
   local out = {}
@@ -191,9 +185,6 @@ function recording.load(path, recipe)
   return {path = path, header = header, entries = entries, approvals = approvals, provider = provider}
 end
 
-function recording.recorded_provider(rec)
-  return rec.provider
-end
 
 -- What a replayed request is compared by.
 function recording.replay_key(body)

@@ -281,8 +281,6 @@ end
 
 function Mirror:_warn(err)
   if self.closed or err.kind == "closed" or err.kind == "cancelled" then return end
-  self.failures = (self.failures or 0) + 1
-  self.last_error = err.message
   if self.warned then return end
   self.warned = true
   local last
