@@ -128,7 +128,7 @@ t.test("the server is killed when its box closes; a call then fails naming it", 
   t.eq(#pids_of(other, "server-filesystem"), 1)
   local container = other.container
   other:close()
-  local client = assert(luagent.engine.connect())
+  local client = assert(luagent.engine_client.connect())
   local _, gone = client:call("GET", "/containers/" .. container .. "/json")
   t.eq(gone and gone.kind, "not_found", "the container, and the server with it, is gone")
   local ok, err = pcall(fst.list_allowed_directories.handler, {}) -- another box's server lives on
@@ -195,7 +195,7 @@ t.test("Ctrl-C during a call to a server in the sandbox: exit 130, the server an
   local code = child:wait(30)
   t.eq(code, 130)
   local container = out:match("container (%x+)")
-  local client = assert(luagent.engine.connect())
+  local client = assert(luagent.engine_client.connect())
   local _, gone = client:call("GET", "/containers/" .. container .. "/json")
   t.eq(gone and gone.kind, "not_found", "the box, and the server in it, is gone")
   local trace = ""
