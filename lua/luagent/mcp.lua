@@ -25,6 +25,7 @@
 -- (timeout), a server that exited or refused (mcp).
 local client = require "luagent.mcp.client"
 local context = require "luagent.context"
+local handle = require "luagent.handle"
 
 local mcp = {}
 
@@ -107,10 +108,11 @@ end
 function mcp.tools(opts)
   local c, err = mcp.connect(opts)
   if not c then return nil, err end
+  local building <close> = handle.guard(c) -- the list is the server's handle: no list, no server
   local list
   list, err = c:tools(opts)
-  if not list then c:close() end
-  return list, err
+  if not list then return nil, err end
+  return building:built(list)
 end
 
 return mcp

@@ -64,6 +64,7 @@ local engines = require "luagent.sandbox.engine_set"
 local owner = require "luagent.sandbox.owner"
 local defaults = require "luagent.sandbox.defaults"
 local excerpt = require("luagent.text").excerpt
+local handle = require "luagent.handle"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
@@ -305,16 +306,17 @@ function sandbox.open(opts)
   local box = setmetatable({
     session = session.id, image = o.image, memory = o.memory, timeout = o.timeout, max_output = o.max_output,
     workdir = o.workdir, user = o.user, max_extract = o.max_extract, max_extract_entries = o.max_extract_entries,
-    save = o.save, container = session.container, volume = session.volume, closed = false, _session = session,
+    save = o.save, container = session.container, volume = session.volume, _session = session,
     pooled = pooled, engine = session.engine,
   }, Box)
-  remember(box) -- before it starts: an interrupted start is cleaned up too
+  -- born closed (luagent.handle): until it is built, every way out of this
+  -- function removes its session, and its methods refuse it
+  local building <close> = handle.building(box)
+  remember(box) -- before it starts: a start interrupted before the guard's close is cleaned up too
   local ok
   if pooled then ok, err = session:stage(spec.staged, spec.restore) else ok, err = session:start() end
   if not ok then
     engines.lost(session, err) -- an engine that went away gets no new session for a while
-    box.saved = true -- it never started: the agent made nothing, and its error is the one said
-    box:close()
     return nil, err
   end
   box.started, box.restored = true, session.restored
@@ -324,7 +326,7 @@ function sandbox.open(opts)
   end
   events.emit({type = "sandbox_open", session = session.id, image = o.image, memory = o.memory, cpus = o.cpus,
                pids = o.pids, network = o.network, staged = #staged, pooled = pooled or nil, engine = session.engine})
-  return box
+  return building:built()
 end
 
 local POOL_OPTIONS = {size = true, image = true, memory = true, cpus = true, pids = true, network = true,
@@ -383,9 +385,11 @@ end
 -- results are brought home here if the recipe did not do it itself, so an
 -- error or Ctrl-C does not lose what the agent already produced (and what
 -- the mirror copied counts when the sandbox cannot be read). A removal
--- that fails is kept for close_all to retry, and said on the terminal.
+-- that fails is kept for close_all to retry, and said on the terminal. A
+-- box that was never built (born closed: its start failed) only has its
+-- session removed: it made nothing, and its error is the one said.
 function Box:close()
-  if self.closed and not self.close_error then return true end
+  if self.removed then return true end
   if not self.closed then
     if self.save and not self.saved then
       local ok, report, err = pcall(require("luagent.outputs").collect, self, self.save.from, self.save.to,
@@ -395,12 +399,15 @@ function Box:close()
       end
     end
     self.closed = true
-    if self.mirror then self.mirror:close() end
   end
+  if self.mirror then self.mirror:close() end
   local ok, err = self._session:remove()
   local said = self.close_error and err and self.close_error.message == err.message -- close_all's try again
   self.close_error = err
-  if ok then self._open_boxes[self.session] = nil end
+  if ok then
+    self.removed = true
+    self._open_boxes[self.session] = nil
+  end
   if self.started and not said then
     events.emit({type = "sandbox_close", session = self.session, error = err and err.message})
   end

@@ -35,7 +35,8 @@ local MODULES = {
   -- internal, not annotated: luagent.eval.page (the eval's comparison page, written by luagent.eval);
   -- luagent.trace_page and luagent.trace_page.* (the page of `luagent trace html`), luagent.markdown and
   -- luagent.highlight (its Markdown renderer and code highlighter); luagent.lines (a line splitter
-  -- for chunked streams)
+  -- for chunked streams); luagent.handle (handles born closed) and luagent.text (the excerpt helper), the
+  -- library's own helpers
   ["luagent.cache"] = {"cache.lua", "cache"},
   ["luagent.schema"] = {"schema.lua", "schema"},
 }
@@ -67,6 +68,7 @@ local INTERNAL = {
   HttpTransport = "MCP's Streamable HTTP transport (lua/luagent/mcp/http.lua)",
   BoxProcess = "the streams of a sandbox process running an MCP server (lua/luagent/mcp/sandbox.lua)",
   Splitter = "the line splitter for chunked streams (lua/luagent/lines.lua)",
+  Guard = "the guard of a handle being built, born closed (lua/luagent/handle.lua)",
 }
 
 local function sorted_keys(set)

@@ -33,6 +33,7 @@ local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
 local diff = require "luagent.diff"
+local handle = require "luagent.handle"
 
 local recording = {}
 
@@ -71,6 +72,7 @@ end
 function recording.recorder(path, inner, recipe)
   local file, why = io.open(path, "w")
   if not file then return errors.fail("io", "--record: cannot create " .. why, {path = path}) end
+  local building <close> = handle.guard(file, io.close) -- closed unless the recorder is made
   local lines = 0
   local transport
   -- every line written and flushed whole, or said at once (the run goes on, and ends with status 1)
@@ -102,12 +104,9 @@ function recording.recorder(path, inner, recipe)
     return res, err
   end
   put(json.encode({luagent_recording = 1, version = require("luagent.host").version, recipe = recipe_name(recipe)}))
-  if failures[transport] then
-    file:close()
-    return nil, failures[transport]
-  end
+  if failures[transport] then return nil, failures[transport] end
   writers[transport] = put
-  return transport
+  return building:built(transport)
 end
 
 -- An approval decision (luagent.approval) as a line of the recording, so

@@ -37,6 +37,7 @@ local errors = require "luagent.errors"
 local loop = require "luagent.loop"
 local sys = require "luagent.sys"
 local engines = require "luagent.sandbox.engine_set"
+local handle = require "luagent.handle"
 
 local pool = {}
 
@@ -117,27 +118,25 @@ local function session_spec(p)
   return spec
 end
 
+-- A started, warm session | nil, err; a session that fails on the way, or
+-- whose start is cancelled (Ctrl-C), is removed (luagent.handle's guard).
+local function start_one(p)
+  local session, err = engines.create(p.set, p.backend, session_spec(p),
+                                      {wait = math.huge, stop = function() return p.closed or p.stopped end})
+  if not session then return nil, err end
+  local building <close> = handle.guard(session, session.remove)
+  local up
+  up, err = session:start()
+  if up then up, err = session:warm() end
+  if not up then return nil, err end
+  return building:built()
+end
+
 -- Starts one session and keeps it ready; what it made is removed when it
 -- fails, is cancelled (Ctrl-C) or the pool closed meanwhile.
 local function fill_one(p)
-  local session, err
-  local ok, raised = pcall(function()
-    session, err = engines.create(p.set, p.backend, session_spec(p),
-                                  {wait = math.huge, stop = function() return p.closed or p.stopped end})
-    if not session then return end
-    local up
-    up, err = session:start()
-    if up then up, err = session:warm() end
-    if not up then
-      session:remove()
-      session = nil
-    end
-  end)
-  if not ok then
-    err = errors.from(raised)
-    if session then pcall(session.remove, session) end
-    session = nil
-  end
+  local ok, session, err = pcall(start_one, p)
+  if not ok then session, err = nil, errors.from(session) end
   p.starting = p.starting - 1
   if loop.cancelled() then p.stopped = true end -- only the process stopping cancels a start (Ctrl-C)
   if session and p.closed then
@@ -199,19 +198,20 @@ function pool.new(o)
   }, Pool)
   open_pools[key] = open_pools[key] or {}
   table.insert(open_pools[key], p)
-  local done, ok, err = pcall(check_capacity, o.set, o.spec, o.size, o.option, p)
-  if done and ok then
+  -- usable while it fills (opens at the same time take from it), and closed
+  -- (drained) on every way out before it is built: a failure, Ctrl-C
+  local building <close> = handle.guard(p)
+  local ok, err = check_capacity(o.set, o.spec, o.size, o.option, p)
+  if ok then
     p:_refill()
-    if o.wait then done, ok, err = pcall(p.wait, p) end
+    if o.wait then ok, err = p:wait() end
   end
   p.wait_fill = nil
-  if not (done and ok) then
-    p:close()
-    if not done then error(ok, 0) end -- cancelled (Ctrl-C): what it made is removed
+  if not ok then
     if err.kind == "config" then return nil, err end
     return nil, errors.wrap(err, "the sandbox pool could not start its sessions")
   end
-  return p
+  return building:built()
 end
 
 -- A ready session whose supervisor died while it waited is removed, and the
