@@ -250,8 +250,8 @@ end
 -- run and folders), which are each open's own — a pooled session is
 -- started before they are known, so it never carries them (its outputs come
 -- home through the mirror, never a rescue).
-local OPEN_LABELS = {[backend.LABELS.run] = true, [backend.LABELS.save_from] = true,
-                     [backend.LABELS.save_to] = true, [backend.LABELS.save_required] = true}
+local OPEN_LABELS = {}
+for _, label in pairs(owner.LABELS) do OPEN_LABELS[label] = true end
 local function pool_spec(spec)
   local copy, labels = {}, {}
   for k, v in pairs(spec) do copy[k] = v end

@@ -31,7 +31,7 @@ local owner = require "luagent.sandbox.owner"
 local rescue = require "luagent.sandbox.rescue"
 
 local leftovers = {}
-local LABELS = docker.LABELS
+local LABELS, WORKSPACE_LABEL = owner.LABELS, docker.LABELS.workspace
 
 local function save_spec(labels)
   local from, to = labels[LABELS.save_from], labels[LABELS.save_to]
@@ -49,7 +49,7 @@ end
 local function outputs_state(c, labels)
   if not c.save or c.state == "created" then return "none" end -- a session that never started made nothing
   if saved(c.save, c.run) then return "saved" end
-  if labels[LABELS.workspace] == "memory" and c.state ~= "running" then
+  if labels[WORKSPACE_LABEL] == "memory" and c.state ~= "running" then
     -- the stop emptied the workspace; what the mirror brought home is all there is
     return rescue.mirrored_files(c) and "mirrored" or "lost"
   end

@@ -8,16 +8,20 @@
 --                               sandbox.open's save spec, also the run and that spec
 --   owner.alive(labels)      -> is the luagent process that made them still running?
 --   owner.RESCUE_LABEL       the label of a rescue's claim (its value: the session rescued)
+--   owner.LABELS             the labels of the run that made a session and its save spec
+-- Neutral: no backend's module (a Kubernetes backend would label its pods so too).
 local sys = require "luagent.sys"
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local manifest = require "luagent.manifest"
 local context = require "luagent.context"
-local LABELS = require("luagent.sandbox.docker_backend").LABELS
 
 local owner = {}
 
 owner.RESCUE_LABEL = "luagent.rescue"
+owner.LABELS = {run = "luagent.run", save_from = "luagent.save.from", save_to = "luagent.save.to",
+                save_required = "luagent.save.required"}
+local LABELS = owner.LABELS
 
 -- An absolute host path (a rescue may run in another folder).
 local function absolute(path)
