@@ -136,7 +136,6 @@ local function usage_of(u)
           cached_tokens = type(details.cached_tokens) == "number" and details.cached_tokens or 0,
           reasoning_tokens = type(out_details.reasoning_tokens) == "number" and out_details.reasoning_tokens or nil}
 end
-wire.usage_of = usage_of
 
 local function text_or_nil(v)
   return type(v) == "string" and v or nil
