@@ -13,12 +13,14 @@
 -- luagent.run.*, luagent.eval, luagent.eval.*), then the command line
 -- (luagent, luagent.cli.*). A module may require its own layer or a lower
 -- one, never a higher one: a library module learns the current run from
--- luagent.context, a leaf.
+-- luagent.context, a leaf. Reading the `luagent` global (init.lua's table)
+-- is reaching into the command line as well: only the cli layer does.
 --
 -- Prints each problem found, one a line ("luagent.a -> luagent.b ->
 -- luagent.a", "luagent.trace requires luagent.run (a library module reaches
--- up into the run layer)"), and exits 1; prints nothing and exits 0 when
--- there is none.
+-- up into the run layer)", "luagent.outputs reads the luagent global (a
+-- library module reaches up into the cli layer)"), and exits 1; prints
+-- nothing and exits 0 when there is none.
 local dir = (...) or "lua"
 
 local function read(path)
@@ -47,11 +49,42 @@ local function layer_of(module)
   return "library"
 end
 
--- Drops comments and the contents of long strings, so a require in a comment does not count.
-local function code_of(text)
-  text = text:gsub("%-%-%[(=*)%[.-%]%1%]", "")
-  text = text:gsub("%-%-[^\n]*", "")
-  return text
+-- A file's code without its comments (a require in a comment does not
+-- count), and that code with its strings emptied (`bare`: for names).
+local function scan(text)
+  local code, bare, i, n = {}, {}, 1, #text
+  local function keep(s, as_bare)
+    code[#code + 1], bare[#bare + 1] = s, as_bare or s
+  end
+  local function long_end(from, eq) -- where the long bracket closing "]" .. eq .. "]" ends
+    local _, e = text:find("]" .. eq .. "]", from, true)
+    return e or n
+  end
+  while i <= n do
+    local c, eq = text:sub(i, i), nil
+    if text:sub(i, i + 1) == "--" then
+      eq = text:match("^%[(=*)%[", i + 2)
+      i = (eq and long_end(i + 4 + #eq, eq) or text:find("\n", i, true) or n) + 1
+      if not eq then keep("\n") end
+    elseif c == "[" and text:match("^%[=*%[", i) then
+      eq = text:match("^%[(=*)%[", i)
+      local e = long_end(i + 2 + #eq, eq)
+      keep(text:sub(i, e), '""')
+      i = e + 1
+    elseif c == '"' or c == "'" then
+      local j = i + 1
+      while j <= n and text:sub(j, j) ~= c and text:sub(j, j) ~= "\n" do
+        j = j + (text:sub(j, j) == "\\" and 2 or 1)
+      end
+      keep(text:sub(i, j), '""')
+      i = j + 1
+    else
+      local j = text:find("[%-%[\"']", i + 1) or n + 1
+      keep(text:sub(i, j - 1))
+      i = j
+    end
+  end
+  return table.concat(code), table.concat(bare)
 end
 
 local files = {}
@@ -64,7 +97,11 @@ for _, path in ipairs(files) do
   local from = module_of(path)
   modules[#modules + 1] = from
   local set, list = {}, {}
-  local code = code_of(read(path))
+  local code, bare = scan(read(path))
+  if layer_of(from) ~= "cli" and bare:find("%f[%w_.]luagent%f[^%w_]") then
+    problems[#problems + 1] = ("%s reads the luagent global (a %s module reaches up into the cli layer)"):format(
+      from, layer_of(from))
+  end
   for to in code:gmatch("require%s*%(?%s*[\"']([%w_%.]+)[\"']") do
     if to ~= from and not set[to] and read(file_of(to)) then
       set[to] = true

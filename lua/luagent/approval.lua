@@ -36,6 +36,7 @@
 --       naming the agent and the tool, after its event.
 local json = require "luagent.json"
 local errors = require "luagent.errors"
+local context = require "luagent.context"
 
 local approval = {}
 
@@ -60,15 +61,14 @@ end
 local states = setmetatable({}, {__mode = "k"}) -- recipe run -> {replayed, used, warned}
 
 local function recipe_run()
-  return require("luagent.run").current()
+  return context.current()
 end
 
 local function state_of(r)
   local s = states[r]
   if not s then
     s = {used = {}}
-    local path = r.replaying
-    if path then s.replayed = require("luagent.model.recording").approvals(path) end
+    if r.replaying then s.replayed = r.replaying.approvals end
     states[r] = s
   end
   return s

@@ -32,6 +32,7 @@ local fs = require "luagent.fs"
 local sys = require "luagent.sys"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local secrets = require "luagent.secrets"
 local recording = require "luagent.model.recording"
 local why = require "luagent.cache.why"
@@ -267,7 +268,7 @@ local YAML_MODES = {[true] = "on", on = "on", refresh = "refresh", [false] = fal
 -- cache on for the calls after it, unless the command line said --cache,
 -- --cache=refresh or --no-cache.
 function cache.from_config(value, file)
-  local run = require("luagent.run").current()
+  local run = context.current()
   if run.cache_option ~= nil or run.cache then return end
   local mode, dir = value, nil
   if type(value) == "table" then

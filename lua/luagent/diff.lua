@@ -16,6 +16,7 @@
 --   diff.short(value, max) -> string   one value in a line, cut at max (160)
 --       characters: strings quoted, tables as JSON
 local json = require "luagent.json"
+local excerpt = require("luagent.text").excerpt
 
 local diff = {}
 
@@ -321,7 +322,7 @@ function diff.short(value, max)
   elseif value == nil then text = "(absent)"
   elseif value == json.null then text = "null"
   else text = tostring(value) end
-  return #text > max and text:sub(1, max - 3) .. "..." or text
+  return excerpt(text, max)
 end
 
 local function key_order(x, y)

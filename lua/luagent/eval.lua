@@ -26,7 +26,7 @@
 -- counted over finished runs) stops runs from starting once spent: said
 -- once, the rest written as "skipped". Ctrl-C: no run starts any more, the
 -- running ones are interrupted (their outputs saved as usual), what finished
--- is written. At the end: the table, and the page (luagent.eval_page, when
+-- is written. At the end: the table, and the page (luagent.eval.page, when
 -- this build has it). Without a run's check, passed means the run ended ok;
 -- with one, the run ended ok and the check passed it.
 local loop = require "luagent.loop"
@@ -284,9 +284,9 @@ local function wait_workers(state, workers)
   end
 end
 
--- The comparison page (luagent.eval_page); a failure is a warning.
+-- The comparison page (luagent.eval.page); a failure is a warning.
 local function write_page(state)
-  local page = require("luagent.eval_page")
+  local page = require("luagent.eval.page")
   local ok, path, err = pcall(page.write, state.dir)
   if not ok or not path then
     state.say("luagent: warning: the eval page could not be written: " .. errors.from(ok and err or path).message)

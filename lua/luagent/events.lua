@@ -6,8 +6,8 @@
 --   local sub = events.subscribe(function(ev, run) print(ev.type) end)
 --   events.emit{type = "my_event", detail = 1}
 --   events.unsubscribe(sub)
--- An event belongs to the run of the task that emits it (luagent.run:
--- run.current()): events.emit is that run's r:emit, which gives it to the
+-- An event belongs to the run of the task that emits it (luagent.context:
+-- context.current()): events.emit is that run's r:emit, which gives it to the
 -- run's own subscribers (its trace first) and then to the process-wide ones;
 -- each gets (ev, run). events.subscribe called inside a run that luagent.run
 -- started (an eval's run) subscribes to that run only; elsewhere (a recipe
@@ -16,7 +16,7 @@
 -- subscribers see it. A subscriber that raises is dropped with a warning:
 -- one broken view must not stop a run (a cancelled run's error goes on).
 local sys = require "luagent.sys"
-local run = require "luagent.run"
+local context = require "luagent.context"
 
 local events = {}
 
@@ -24,8 +24,8 @@ local subscribers = {} -- process-wide
 
 -- The run a subscription made now belongs to, or nil: process-wide.
 local function own_run()
-  local r = run.current()
-  return r ~= run._default() and r or nil
+  local r = context.current()
+  return r ~= context.default() and r or nil
 end
 
 local function remove(list, fn)
@@ -69,7 +69,7 @@ function events._deliver(ev, r, own)
 end
 
 function events.emit(ev)
-  return run.current():emit(ev)
+  return context.current():emit(ev)
 end
 
 return events

@@ -80,12 +80,13 @@ function luagent.at_exit(fn, opts)
   return run.current():at_exit(fn, opts)
 end
 
--- Called by the host when the default run ends: its hooks, each even if an
--- earlier one failed, then run_end. The hooks' failures are raised together
--- as one error value (the first one's kind; err.errors).
+-- Called by the host when the default run ends: its end (luagent.run's
+-- r:_end: its hooks, each even if an earlier one failed, then run_end). What
+-- failed there (the hooks, the files of the run) is raised as one error
+-- value (the first one's kind; err.errors): the host says it and exits 1.
 function luagent._run_exit_hooks(status, message)
-  local err = default:_end(status, message)
-  if err then error(err, 0) end
+  local _, _, failures = default:_end(status, message)
+  if failures then error(failures, 0) end
 end
 
 -- This run's id and folder (runs/<run-id>/...), made on first use.

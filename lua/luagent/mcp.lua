@@ -24,6 +24,8 @@
 -- there (not_found), one that is no MCP server (protocol), no answer in time
 -- (timeout), a server that exited or refused (mcp).
 local client = require "luagent.mcp.client"
+local context = require "luagent.context"
+local handle = require "luagent.handle"
 
 local mcp = {}
 
@@ -99,17 +101,18 @@ function mcp.connect(opts)
   local c, err = client.connect(spec, require(TRANSPORTS[spec.transport]))
   if not c then return nil, err end
   -- ended with the run that started it, at the latest: at once after a failure or Ctrl-C
-  require("luagent.run").current():at_exit(function(status) c:close(status == "ok" and 2 or 0) end)
+  context.current():at_exit(function(status) c:close(status == "ok" and 2 or 0) end)
   return c
 end
 
 function mcp.tools(opts)
   local c, err = mcp.connect(opts)
   if not c then return nil, err end
+  local building <close> = handle.guard(c) -- the list is the server's handle: no list, no server
   local list
   list, err = c:tools(opts)
-  if not list then c:close() end
-  return list, err
+  if not list then return nil, err end
+  return building:built(list)
 end
 
 return mcp

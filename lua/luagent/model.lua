@@ -37,6 +37,7 @@
 local http = require "luagent.http"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local content = require "luagent.model.content"
 local client = require "luagent.model.client"
 
@@ -48,8 +49,9 @@ local model = {}
 -- around HTTP with --record.
 model.transport = http.request
 
--- The recording being replayed (set with the transport by luagent.run): no
--- API key is needed, and detect() names the provider it was made with.
+-- The recording being replayed (luagent.model.recording.load's, set with the
+-- transport by luagent.run): no API key is needed, and detect() names the
+-- provider it was made with.
 model.replaying = nil
 
 -- Kept for recipes that only want model events: fn(event) for model_request,
@@ -91,8 +93,8 @@ local PROVIDERS = {openai = model.openai, openai_responses = model.openai_respon
 -- Which provider the environment points at: "openai", "anthropic" or nil.
 -- When replaying, the provider the recording was made with.
 function model.detect()
-  local replaying = require("luagent.run").current().replaying -- the run's; model.replaying for `luagent run`
-  if replaying then return require("luagent.model.recording").recorded_provider(replaying) end
+  local replaying = context.current().replaying -- the run's; model.replaying for `luagent run`
+  if replaying then return replaying.provider end
   if os.getenv("OPENAI_API_KEY") or os.getenv("OPENAI_BASE_URL") then return "openai" end
   if os.getenv("ANTHROPIC_API_KEY") then return "anthropic" end
   return nil
@@ -139,7 +141,7 @@ function model.from_or_scripted(cfg, make_scripted)
   if provider ~= "scripted" then m, err = model.from(cfg) end
   if m then return m, false end
   if provider ~= "auto" and provider ~= "scripted" then error(err.message, 0) end
-  local say = require("luagent.run").current() -- to the run's captured stdout under luagent eval
+  local say = context.current() -- to the run's captured stdout under luagent eval
   say:print("SCRIPTED RUN: no model is configured (" .. (err and err.message or "model.provider is scripted") .. ").")
   say:print("A script makes the tool calls a capable model would; every line of its code really runs in the sandbox.")
   return make_scripted(), true

@@ -47,6 +47,7 @@ local fs = require "luagent.fs"
 local sys = require "luagent.sys"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
+local context = require "luagent.context"
 
 local outputs = {}
 
@@ -252,7 +253,7 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
     events.emit({type = "outputs_failed", dir = host_dir, error = report.error, failed = failed,
                  unreadable = report.unreadable, lost = report.lost, mirrored = mirrored[1] and mirrored})
   end
-  local written, werr = fs.write(manifest, json.encode({run_id = opts.run_id or luagent.run_id(),
+  local written, werr = fs.write(manifest, json.encode({run_id = opts.run_id or context.current().id,
     files = json.array(files), missing = json.array(missing), refused = json.array(refused),
     failed = json.array(failed), unreadable = report.unreadable and json.array(report.unreadable),
     lost = report.lost and json.array(report.lost), mirrored = mirrored[1] and json.array(mirrored),

@@ -13,14 +13,29 @@
 -- through luagent._run_exit_hooks), or a bare one (REPL, CLI modules); its
 -- transport is model.transport. Every recipe run loads this file, so it
 -- holds only what an empty run needs; the rest loads at first use.
+--
+-- The library learns the current run from luagent.context (a leaf: the
+-- library never requires this module); run.current is context.current.
+-- luagent.run.methods never requires this module either: it returns the
+-- methods, which are installed in the class here at the first use of one.
 local loop = require "luagent.loop"
+local context = require "luagent.context"
 
 local run = {}
 
 local RecipeRun = {}
-run._class = RecipeRun
+context._register(RecipeRun)
 
-local default -- the process's run
+-- The methods of luagent.run.methods, installed at the first use of one;
+-- returns that module.
+local later
+local function methods()
+  if not later then
+    later = require "luagent.run.methods"
+    for k, fn in pairs(later.methods) do RecipeRun[k] = fn end
+  end
+  return later
+end
 
 -- methods of luagent.run.methods
 local LATER = {print = true, emit = true, subscribe = true, unsubscribe = true, dir = true, execute = true, at_exit = true,
@@ -33,10 +48,7 @@ local FROM_MODEL = {transport = true, replaying = true}
 RecipeRun.__index = function(r, k)
   local method = RecipeRun[k]
   if method ~= nil then return method end
-  if LATER[k] then
-    require "luagent.run.methods"
-    return RecipeRun[k]
-  end
+  if LATER[k] then return methods().methods[k] end
   if k == "id" then -- made on first use: "<UTC time>-<recipe name>-<4 hex>"
     local name = ((r.recipe or "repl"):match("([^/]+)%.lua$") or "run"):gsub("[^%w_-]", "_")
     r.id = os.date("!%Y%m%d-%H%M%S") .. "-" .. name .. "-" .. require("luagent.sys").random_hex(2)
@@ -51,9 +63,7 @@ function RecipeRun:__tostring()
 end
 
 -- Where run folders go: $LUAGENT_RUNS_DIR, else "runs".
-function run.runs_root()
-  return os.getenv("LUAGENT_RUNS_DIR") or "runs"
-end
+run.runs_root = context.runs_root
 
 function run._make(fields)
   local r = setmetatable(fields, RecipeRun)
@@ -68,22 +78,16 @@ end
 
 -- The default run, from the command line's {recipe, args, settings}.
 function run._set_default(fields)
-  default = run._make(fields or {})
-  return default
+  return context._set_default(run._make(fields or {}))
 end
 
-function run._default()
-  return default
-end
+run.current = context.current
 
-function run.current()
-  local r = loop.context()
-  if getmetatable(r) == RecipeRun then return r end
-  return default or run._set_default()
-end
+-- a bare default run until init.lua makes the command line's
+run._set_default()
 
 function run.new(opts)
-  return require("luagent.run.methods").new(opts)
+  return methods().new(opts, run._make)
 end
 
 -- ---- a run's start and end ----
@@ -103,34 +107,49 @@ function RecipeRun:_start(opts)
 end
 
 -- The cache's line for the run's end ("N model calls: K from cache, ..."), as an event.
-function RecipeRun:_cache_summary()
-  local cache = rawget(self, "cache")
+local function cache_summary(r)
+  local cache = rawget(r, "cache")
   local summary = cache and cache:finish()
-  if summary then self:emit(summary) end
+  if summary then r:emit(summary) end
 end
 
--- r:_close_trace(status, message): run_end, and the trace closed. A run that
--- made its folder but failed before any event still gets a trace there
--- (run_start, run_end with the error).
-function RecipeRun:_close_trace(status, message)
-  if not rawget(self, "trace") and self.started and rawget(self, "made_dir") and not rawget(self, "trace_failed") then
-    self:_open_trace()
+-- run_end, and the trace closed. A run that made its folder but failed
+-- before any event still gets a trace there (run_start, run_end with the error).
+local function close_trace(r, status, message)
+  if not rawget(r, "trace") and r.started and rawget(r, "made_dir") and not rawget(r, "trace_failed") then
+    r:_open_trace()
   end
-  local trace = rawget(self, "trace")
+  local trace = rawget(r, "trace")
   if trace then trace:finish(status, message) end
 end
 
--- r:_end(status, message) -> err | nil   exit hooks, then run_end; err: the hooks'
--- failures, and the files of the run that could not be written (trace, recording)
-function RecipeRun:_end(status, message)
-  local err
-  if #self.hooks + #self.last_hooks > 0 then err = self:_run_exit_hooks(status, message) end
-  self:_cache_summary()
-  self:_close_trace(status, message)
-  -- only a trace or a recording can have failed to be written: a run with
-  -- neither (an empty recipe) ends without loading luagent.run.methods
-  if not (rawget(self, "trace") or rawget(self, "trace_failed") or rawget(self, "record")) then return err end
-  return self:_write_failures(err)
+-- Only a trace or a recording can fail to be written: a run with neither
+-- (an empty recipe) ends without loading luagent.run.methods.
+local function writes(r)
+  return rawget(r, "trace") or rawget(r, "trace_failed") or rawget(r, "record")
+end
+
+-- r:_end(status, err) -> status, err, failures
+-- The one rule for a run's end, `luagent run`'s (luagent._run_exit_hooks)
+-- and run.new's (r:execute): the exit hooks, each even if an earlier one
+-- failed; the cache's summary; run_end, and the trace closed. A hook that
+-- failed, or a file of the run that could not be written (its trace, its
+-- recording), makes an "ok" run "failed" — run_end says so too, so it
+-- agrees with the exit status. failures: those, as one error value (the
+-- hooks' first; nil: none); status, err (an error value or a message): how
+-- the run ended.
+function RecipeRun:_end(status, err)
+  local message = type(err) == "table" and err.message or err
+  local hooks_failed
+  if #self.hooks + #self.last_hooks > 0 then hooks_failed = self:_run_exit_hooks(status, message) end
+  cache_summary(self)
+  local failures = hooks_failed
+  if writes(self) then failures = self:_write_failures(hooks_failed) end
+  if failures and status == "ok" then status, err = "failed", failures end
+  close_trace(self, status, type(err) == "table" and err.message or err)
+  if writes(self) then failures = self:_write_failures(hooks_failed) end -- and run_end's own line
+  if failures and status == "ok" then status, err = "failed", failures end
+  return status, err, failures
 end
 
 return run

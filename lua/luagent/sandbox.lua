@@ -55,30 +55,25 @@ local secrets = require "luagent.secrets"
 local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local backend = require "luagent.sandbox.docker_backend"
 local leftovers = require "luagent.sandbox.leftovers"
 local pools = require "luagent.sandbox.pool"
 local mirrors = require "luagent.sandbox.mirror"
 local engines = require "luagent.sandbox.engine_set"
+local owner = require "luagent.sandbox.owner"
+local defaults = require "luagent.sandbox.defaults"
+local excerpt = require("luagent.text").excerpt
+local handle = require "luagent.handle"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
-sandbox.IMAGE = "luagent-sandbox:latest"
-sandbox.WORKSPACE = "/workspace"
+sandbox.IMAGE = defaults.image
+sandbox.WORKSPACE = defaults.workdir
 
-sandbox.defaults = {
-  image = sandbox.IMAGE, memory = "512m", cpus = 1, pids = 256, network = false,
-  user = "1000:1000", workdir = sandbox.WORKSPACE, tmp_size = "256m", workspace_size = "512m",
-  timeout = 120, max_output = 1024 * 1024,
-  -- how long bringing outputs home waits for a Docker engine that went away
-  engine_grace = 30,
-  -- how long an open waits for room when every engine is at its capacity
-  -- (engines = {"URL#N", ...}; also sandbox.defaults.engines, LUAGENT_ENGINES)
-  capacity_wait = 3600,
-  -- what extract() and snapshot() may write on the host: a sandbox can make
-  -- a terabyte sparse file for free
-  max_extract = 2 * 1024 ^ 3, max_extract_entries = 20000,
-}
+-- what every open starts from (a recipe may change them: the same table
+-- the leftovers' rescue reads)
+sandbox.defaults = defaults
 
 -- sandbox.engine([{engine, docker_host, engines}]) -> client | nil, err
 -- The first engine that answers of those sessions are made on.
@@ -89,7 +84,7 @@ function sandbox.engine(opts)
   if not set then return nil, err end
   return engines.client(set)
 end
-sandbox.owner_alive = leftovers.owner_alive
+sandbox.owner_alive = owner.alive
 sandbox.list = leftovers.list
 sandbox.prune = leftovers.prune
 
@@ -200,7 +195,7 @@ end
 -- The one description of a session a backend turns into a running one.
 local function session_spec(o, staged)
   local id = sys.random_hex(6)
-  local labels = leftovers.owner_labels(o.save)
+  local labels = owner.labels(o.save)
   labels["luagent.session"] = id
   for k, v in pairs(o.labels or {}) do labels[k] = tostring(v) end
   return {
@@ -228,7 +223,7 @@ local hooked = false
 
 -- What is still open when the process's own run ends is closed then.
 local function hook_default()
-  local default = require("luagent.run")._default()
+  local default = context.default()
   if not hooked and default then
     hooked = true
     default:at_exit(sandbox.close_all)
@@ -241,8 +236,7 @@ local function close_boxes(r)
 end
 
 local function remember(box)
-  local run = require "luagent.run"
-  local r, default = run.current(), run._default()
+  local r, default = context.current(), context.default()
   hook_default()
   if not open_boxes[r] then
     open_boxes[r] = {}
@@ -256,8 +250,8 @@ end
 -- run and folders), which are each open's own — a pooled session is
 -- started before they are known, so it never carries them (its outputs come
 -- home through the mirror, never a rescue).
-local OPEN_LABELS = {[backend.LABELS.run] = true, [backend.LABELS.save_from] = true,
-                     [backend.LABELS.save_to] = true, [backend.LABELS.save_required] = true}
+local OPEN_LABELS = {}
+for _, label in pairs(owner.LABELS) do OPEN_LABELS[label] = true end
 local function pool_spec(spec)
   local copy, labels = {}, {}
   for k, v in pairs(spec) do copy[k] = v end
@@ -270,13 +264,14 @@ end
 
 -- A session from a warm pool of this spec, or nil. open{pool = N} makes
 -- that pool when there is none yet (this open starts cold, and the pool
--- lives until the process ends).
+-- lives until the process ends). The pool key is computed once per open.
 local function from_pool(set, o, spec)
   spec = pool_spec(spec)
-  local session = pools.take(set, spec)
-  if session or not o.pool or o.pool == 0 or pools.has(set, spec) then return session end
+  local key = pools.key(set, spec)
+  local session = pools.take(key)
+  if session or not o.pool or o.pool == 0 or pools.has(key) then return session end
   hook_default() -- drained by close_all
-  local made, err = pools.new{backend = backend, set = set, spec = spec, size = o.pool,
+  local made, err = pools.new{backend = backend, set = set, spec = spec, size = o.pool, key = key,
                               option = "sandbox.open: pool"}
   if not made then return nil, err end
   return nil
@@ -311,16 +306,17 @@ function sandbox.open(opts)
   local box = setmetatable({
     session = session.id, image = o.image, memory = o.memory, timeout = o.timeout, max_output = o.max_output,
     workdir = o.workdir, user = o.user, max_extract = o.max_extract, max_extract_entries = o.max_extract_entries,
-    save = o.save, container = session.container, volume = session.volume, closed = false, _session = session,
+    save = o.save, container = session.container, volume = session.volume, _session = session,
     pooled = pooled, engine = session.engine,
   }, Box)
-  remember(box) -- before it starts: an interrupted start is cleaned up too
+  -- born closed (luagent.handle): until it is built, every way out of this
+  -- function removes its session, and its methods refuse it
+  local building <close> = handle.building(box)
+  remember(box) -- before it starts: a start interrupted before the guard's close is cleaned up too
   local ok
   if pooled then ok, err = session:stage(spec.staged, spec.restore) else ok, err = session:start() end
   if not ok then
     engines.lost(session, err) -- an engine that went away gets no new session for a while
-    box.saved = true -- it never started: the agent made nothing, and its error is the one said
-    box:close()
     return nil, err
   end
   box.started, box.restored = true, session.restored
@@ -330,7 +326,7 @@ function sandbox.open(opts)
   end
   events.emit({type = "sandbox_open", session = session.id, image = o.image, memory = o.memory, cpus = o.cpus,
                pids = o.pids, network = o.network, staged = #staged, pooled = pooled or nil, engine = session.engine})
-  return box
+  return building:built()
 end
 
 local POOL_OPTIONS = {size = true, image = true, memory = true, cpus = true, pids = true, network = true,
@@ -368,7 +364,7 @@ function sandbox.pool(opts)
   warm, err = pools.new{backend = backend, set = set, spec = pool_spec(session_spec(o, {})), size = opts.size,
                         option = "sandbox.pool: size", wait = true}
   if not warm then return nil, err end
-  require("luagent.run").current():at_exit(function() warm:close() end)
+  context.current():at_exit(function() warm:close() end)
   return warm
 end
 
@@ -389,9 +385,11 @@ end
 -- results are brought home here if the recipe did not do it itself, so an
 -- error or Ctrl-C does not lose what the agent already produced (and what
 -- the mirror copied counts when the sandbox cannot be read). A removal
--- that fails is kept for close_all to retry, and said on the terminal.
+-- that fails is kept for close_all to retry, and said on the terminal. A
+-- box that was never built (born closed: its start failed) only has its
+-- session removed: it made nothing, and its error is the one said.
 function Box:close()
-  if self.closed and not self.close_error then return true end
+  if self.removed then return true end
   if not self.closed then
     if self.save and not self.saved then
       local ok, report, err = pcall(require("luagent.outputs").collect, self, self.save.from, self.save.to,
@@ -401,12 +399,15 @@ function Box:close()
       end
     end
     self.closed = true
-    if self.mirror then self.mirror:close() end
   end
+  if self.mirror then self.mirror:close() end
   local ok, err = self._session:remove()
   local said = self.close_error and err and self.close_error.message == err.message -- close_all's try again
   self.close_error = err
-  if ok then self._open_boxes[self.session] = nil end
+  if ok then
+    self.removed = true
+    self._open_boxes[self.session] = nil
+  end
   if self.started and not said then
     events.emit({type = "sandbox_close", session = self.session, error = err and err.message})
   end
@@ -451,8 +452,7 @@ local function checked_stdin(stdin, method)
 end
 
 local function command_text(cmd)
-  local text = type(cmd) == "table" and table.concat(cmd, " ") or tostring(cmd)
-  return #text > 300 and text:sub(1, 297) .. "..." or text
+  return excerpt(type(cmd) == "table" and table.concat(cmd, " ") or cmd, 300)
 end
 
 local function emit_exec(self, kind, what, result, err)

@@ -22,6 +22,7 @@
 -- naming the keyword. A value decoded from JSON keeps its array mark, so [] and
 -- {} differ; an empty Lua table matches both an object and an array.
 local json = require "luagent.json"
+local excerpt = require("luagent.text").excerpt
 
 local schema = {}
 
@@ -87,10 +88,8 @@ end
 
 local function short(v)
   if v == json.null then return "null" end
-  local ok, text = pcall(json.encode, v)
-  text = ok and text or tostring(v)
-  if #text > 60 then text = text:sub(1, 57) .. "..." end
-  return text
+  local ok, encoded = pcall(json.encode, v)
+  return excerpt(ok and encoded or tostring(v), 60)
 end
 
 local A = {string = "a string", number = "a number", integer = "an integer", boolean = "a boolean",

@@ -6,7 +6,8 @@
 -- --json: the events themselves, as JSON lines on stdout). luagent.run
 -- subscribes it when a recipe run starts; it opens at the run's first event.
 -- Several runs in one process (luagent eval) each have their own
--- (luagent.run); the functions below answer for the calling task's run.
+-- (luagent.run); the functions below answer for the calling task's run
+-- (luagent.context).
 --
 --   trace.open(opts) -> t | nil, err   t:start(time) (run_start), t:write(ev), t:finish(status, message)
 --                                       t.failure: the error of a line that could not be written
@@ -15,6 +16,9 @@
 --   trace.path()                        this run's trace file, once it is open
 --   trace.run_id(), trace.run_dir("output")   where this run's files go
 --   (runs/ under the current folder, or $LUAGENT_RUNS_DIR)
+--   trace.read(path [, {partial = true}]) -> events | nil, err   a trace file read back (a line
+--       that is not a JSON event with a type: kind "json"); with partial: the events before
+--       such a line, and {line, message} of it (a trace cut by a full disk or a killed run)
 --
 -- Recording and replaying the model exchanges (--record / --replay) are model
 -- transports: luagent.model.recording.
@@ -28,22 +32,24 @@ local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
 local loop = require "luagent.loop"
-local run = require "luagent.run"
+local context = require "luagent.context"
 local host = require "luagent.host"
+local fs = require "luagent.fs"
+local excerpt = require("luagent.text").excerpt
 
 local trace = {}
 
 -- ---- where a run's files go ----
 
-trace.runs_root = run.runs_root
+trace.runs_root = context.runs_root
 
 function trace.run_id()
-  return run.current().id
+  return context.current().id
 end
 
 -- Made on first use; a folder that cannot be made raises its error.
 function trace.run_dir(sub)
-  return run.current():dir(sub)
+  return context.current():dir(sub)
 end
 
 -- ---- making events safe to write ----
@@ -106,9 +112,7 @@ local function k(n)
 end
 
 local function first_line(text, max)
-  text = tostring(text or ""):match("^%s*([^\n]*)") or ""
-  max = max or 90
-  return #text > max and text:sub(1, max - 3) .. "..." or text
+  return excerpt(text or "", max or 90, "line")
 end
 
 local function money(c)
@@ -184,8 +188,25 @@ end
 
 -- ---- the trace file and the terminal view ----
 
+function trace.read(path, opts)
+  local text, err = fs.read(path)
+  if not text then return nil, err end
+  local list, n = {}, 0
+  for line in text:gmatch("[^\n]+") do
+    n = n + 1
+    local ev = json.decode(line)
+    if type(ev) ~= "table" or type(ev.type) ~= "string" then
+      local message = ("%s:%d: not a trace event (a JSON object with a \"type\")"):format(path, n)
+      if opts and opts.partial then return list, {line = n, message = message} end
+      return errors.fail("json", message, {path = path, line = n})
+    end
+    list[#list + 1] = ev
+  end
+  return list
+end
+
 function trace.path()
-  local t = run.current().trace
+  local t = context.current().trace
   return t and t.path
 end
 
@@ -195,7 +216,7 @@ Trace.__index = Trace
 -- trace.open{t0 = loop.now() at the run's start, quiet, json, settings, record, replay, run}:
 -- the trace of `run` (default: the calling task's run), <its folder>/trace.jsonl | nil, err.
 function trace.open(opts)
-  local r = opts.run or run.current()
+  local r = opts.run or context.current()
   local ok, dir = pcall(r.dir, r)
   if not ok then return nil, errors.wrap(dir, "cannot write the trace in " .. r:_folder()) end
   local path = dir .. "/trace.jsonl"

@@ -1,5 +1,5 @@
 -- luagent.trace_page (internal; `luagent trace html` and the eval page use
--- it through luagent.cli.trace): a run's trace as one self-contained page
+-- it): a run's trace as one self-contained page
 -- (inline CSS and script, images as data: URIs, nothing fetched). At the
 -- top: the run's status, recipe, start, duration, totals (model calls,
 -- tokens, cost, tool calls, sandbox commands), its agents, its settings
@@ -12,7 +12,13 @@
 --
 --   trace_page.render(events, {dir = run folder, out = where the page goes, source = trace path,
 --                              max_image = bytes, max_images = bytes}) -> html
+--   trace_page.write(trace_path | run_dir [, out_path]) -> out_path | nil, err   the page of a
+--       trace file (luagent.trace.read) written to out_path (default: beside the trace; in a run
+--       folder, its trace.html)
 local json = require "luagent.json"
+local fs = require "luagent.fs"
+local errors = require "luagent.errors"
+local trace = require "luagent.trace"
 local markdown = require "luagent.markdown"
 local index = require "luagent.trace_page.index"
 local events_html = require "luagent.trace_page.events"
@@ -171,6 +177,30 @@ function trace_page.render(list, opts)
   out[#out + 1] = '<main id="events">' .. table.concat(body, "\n") .. "</main>"
   out[#out + 1] = "<script>" .. style.JS .. "</script></body></html>\n"
   return table.concat(out)
+end
+
+-- The trace file, the run folder and the default page of a trace file or a run folder.
+local function html_paths(path)
+  local st = fs.stat(path)
+  if st and st.type == "directory" then
+    local dir = path:gsub("/+$", "")
+    return dir .. "/trace.jsonl", dir, dir .. "/trace.html"
+  end
+  return path, path:match("^(.*)/[^/]*$") or ".", path:gsub("%.jsonl$", "") .. ".html"
+end
+
+function trace_page.write(path, out)
+  local trace_path, dir, default = html_paths(path)
+  local list, err = trace.read(trace_path)
+  if not list then
+    return errors.fail(err.kind, err.message .. "; give a trace.jsonl file or a run folder (runs/<run-id>/)",
+      {path = trace_path, line = err.line})
+  end
+  out = out or default
+  local page = trace_page.render(list, {dir = dir, out = out, source = trace_path})
+  local ok, werr = fs.write(out, page) -- atomic: a temporary file, then a rename
+  if not ok then return nil, werr end
+  return out
 end
 
 return trace_page

@@ -86,7 +86,7 @@ function run.runs_root() end
 ---@field recipe string? the recipe file
 ---@field recipe_dir string? the recipe's folder; luagent.config reads from here
 ---@field transport fun(request: table): table?, luagent.Error? its model transport
----@field replaying string|false|nil the recording it replays
+---@field replaying table|false|nil the recording it replays, loaded once as the run starts (recording.load's)
 ---@field cache any the model-call cache handle, or nil
 ---@field stats luagent.RunStats
 ---@field final luagent.RunFinal?

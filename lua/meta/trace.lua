@@ -62,6 +62,16 @@ function trace.encode(ev) end
 ---@return string?
 function trace.describe(ev) end
 
+---A trace file read back: its events, in order. A line that is not a JSON
+---event with a type is `nil, err` (kind "json", err.line); with `partial`,
+---the events before such a line and `{line, message}` of it (a trace cut by
+---a full disk or a killed run).
+---@param path string a trace.jsonl file
+---@param opts? {partial?: boolean}
+---@return luagent.Event[]? events
+---@return luagent.Error|{line: integer, message: string}|nil err_or_cut
+function trace.read(path, opts) end
+
 
 
 

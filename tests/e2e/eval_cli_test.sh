@@ -94,9 +94,13 @@ YAML
 rm -rf "$TMP/evals"
 "$LUAGENT" run tests/e2e/eval_fake_run_job.lua -- "$SPEC" "$TMP/evals" "$TMP/starts.log" > "$TMP/stdout" 2> "$TMP/stderr" &
 pid=$!
-for i in $(seq 1 100); do
-  [ "$(cat "$TMP"/evals/*/results.jsonl 2>/dev/null | wc -l)" -ge 3 ] && break
-  sleep 0.05
+# Ctrl-C once 3 runs have their line and another has started (so one is in flight: under load
+# the next runs could otherwise start only after the signal, and none would be interrupted)
+for i in $(seq 1 200); do
+  done_runs=$(cat "$TMP"/evals/*/results.jsonl 2>/dev/null | wc -l)
+  started=$(wc -w < "$TMP/starts.log" 2>/dev/null || echo 0)
+  [ "$done_runs" -ge 3 ] && [ "$started" -gt "$done_runs" ] && break
+  sleep 0.02
 done
 kill -INT $pid
 wait $pid

@@ -1,5 +1,5 @@
 # needs: chromium (installed when missing; when it cannot be, its checks print "# SKIP" with the reason)
-# The eval comparison page (luagent.eval_page) over a synthetic eval of 2
+# The eval comparison page (luagent.eval.page) over a synthetic eval of 2
 # variants x 3 inputs x 2 epochs (tests/lua/eval_fixture.lua), rendered by
 # headless Chromium: a screenshot that shows the charts, the diff colors and
 # the marked best cells; the DOM with the variant table, diff lines, images

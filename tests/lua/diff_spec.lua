@@ -232,6 +232,17 @@ t.test("short shows one value in one line", function()
   t.eq(diff.short(("x"):rep(50), 10), '"xxxxxx...')
 end)
 
+t.test("the one excerpt helper: at most width characters, cut ones end with ...; one line or flat", function()
+  local excerpt = require("luagent.text").excerpt
+  t.eq(excerpt("short", 10), "short")
+  t.eq(excerpt(("x"):rep(11), 10), "xxxxxxx...")
+  t.eq(#excerpt(("x"):rep(500), 300), 300)
+  t.eq(excerpt("  first line\nsecond", 90, "line"), "first line")
+  t.eq(excerpt("a\n\n  b\tc", 90, "flat"), "a b c")
+  t.eq(excerpt(42, 5), "42", "any value, as tostring shows it")
+  t.eq(excerpt("abcdef", 2), "...", "a width under 3 still ends with ...")
+end)
+
 t.test("a replay mismatch names the paths through diff.values (recording.diff)", function()
   local recording = require "luagent.model.recording"
   local lines_out = recording.diff({messages = {{content = "a"}}}, {messages = {{content = "b"}}})

@@ -1,4 +1,4 @@
--- The eval comparison page (luagent.eval_page) over a synthetic eval folder
+-- The eval comparison page (luagent.eval.page) over a synthetic eval folder
 -- (tests/lua/eval_fixture.lua: 2 variants x 3 inputs x 2 epochs): the
 -- variant table with the best of each column marked, each run side by side
 -- with its answer, its images inline, its text outputs diffed against the
@@ -7,7 +7,7 @@
 -- renders it in tests/e2e/eval_page_test.sh.
 local t = require "helper"
 local fs, sys = luagent.fs, luagent.sys
-local eval_page = require "luagent.eval_page"
+local eval_page = require "luagent.eval.page"
 local fixture = require "eval_fixture"
 
 local root = assert(fs.temp_dir("luagent-eval-page"))

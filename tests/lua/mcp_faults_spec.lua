@@ -46,6 +46,20 @@ t.test("a server that never answers initialize: a timeout error, and it is ended
   t.eq(err.server, "sleep")
 end)
 
+t.test("a client that fails to initialize was born closed: its program is ended at once, and the trace says so", function()
+  local pidfile = os.tmpname()
+  local seen = {}
+  local sub = luagent.events.subscribe(function(ev) if ev.type:match("^mcp_") then seen[ev.type] = true end end)
+  fails({command = {"sh", "-c", "echo $$ > " .. pidfile .. "; echo 'not MCP'; sleep 30"}, name = "halfway"}, "protocol",
+        "^the MCP server 'halfway' does not speak MCP")
+  luagent.events.unsubscribe(sub)
+  local pid = tonumber(fs.read(pidfile))
+  os.remove(pidfile)
+  t.ok(pid and gone(pid), "the program is gone")
+  t.ok(seen.mcp_failed and seen.mcp_close, "mcp_failed and mcp_close")
+  t.eq(seen.mcp_start, nil, "it never started")
+end)
+
 t.test("a server that exits at start: its status and its stderr line that says why", function()
   fails({command = servers.filesystem("/no/such/folder")}, "mcp",
         "^the MCP server 'mcp%-server%-filesystem' exited with status 1: Error accessing directory /no/such/folder")

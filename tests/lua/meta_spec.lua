@@ -32,10 +32,11 @@ local MODULES = {
   ["luagent.diff"] = {"diff.lua", "diff"},
   ["luagent.eval"] = {"eval.lua", "eval"},
   ["luagent.eval.spec"] = {"eval.lua", "spec"},
-  -- internal, not annotated: luagent.eval_page (the eval's comparison page, written by luagent.eval);
+  -- internal, not annotated: luagent.eval.page (the eval's comparison page, written by luagent.eval);
   -- luagent.trace_page and luagent.trace_page.* (the page of `luagent trace html`), luagent.markdown and
   -- luagent.highlight (its Markdown renderer and code highlighter); luagent.lines (a line splitter
-  -- for chunked streams)
+  -- for chunked streams); luagent.handle (handles born closed) and luagent.text (the excerpt helper), the
+  -- library's own helpers
   ["luagent.cache"] = {"cache.lua", "cache"},
   ["luagent.schema"] = {"schema.lua", "schema"},
 }
@@ -43,7 +44,8 @@ local MODULES = {
 -- The low-level modules: lua/meta/<name>.lua each (---@meta luagent.<name>),
 -- its class marked "low-level: recipes normally do not need this", and not a
 -- field of the luagent class.
-local LOW_LEVEL = {"loop", "sys", "events", "run", "manifest", "tar", "engine_client", "engine_stream", "dates", "process"}
+local LOW_LEVEL = {"loop", "sys", "events", "run", "manifest", "tar", "engine_client", "engine_stream", "dates", "process",
+                   "context"}
 for _, name in ipairs(LOW_LEVEL) do MODULES["luagent." .. name] = {name .. ".lua", name} end
 
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file
@@ -66,6 +68,7 @@ local INTERNAL = {
   HttpTransport = "MCP's Streamable HTTP transport (lua/luagent/mcp/http.lua)",
   BoxProcess = "the streams of a sandbox process running an MCP server (lua/luagent/mcp/sandbox.lua)",
   Splitter = "the line splitter for chunked streams (lua/luagent/lines.lua)",
+  Guard = "the guard of a handle being built, born closed (lua/luagent/handle.lua)",
 }
 
 local function sorted_keys(set)

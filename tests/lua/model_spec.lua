@@ -127,6 +127,56 @@ local function summary(r)
   return {text = r.text, finish_reason = r.finish_reason, tool_calls = calls, usage = r.usage}
 end
 
+t.test("a call's messages are checked once, and malformed ones raise at the caller of m:complete", function()
+  local content = require "luagent.model.content"
+  local real, checks = content.check_messages, 0
+  content.check_messages = function(...) checks = checks + 1 return real(...) end
+  local ok, err = pcall(function()
+    local q = fake.queue("openai")
+    fake.script(q, {{text = "ok"}})
+    assert(new_model("openai", q):complete{messages = {USER}})
+    t.eq(checks, 1, "a provider's model (it was 2: structured.wrap, then Model:complete)")
+    checks = 0
+    assert(model.scripted{{text = "ok"}}:complete{messages = {USER}})
+    t.eq(checks, 1, "a scripted model")
+    local m = model.scripted{{text = "ok"}}
+    local line = debug.getinfo(1, "l").currentline + 1
+    local raised, message = pcall(function() local r = m:complete{messages = {{role = "robot"}}} return r end)
+    t.eq(raised, false)
+    t.match(message, ":" .. line .. ": model:complete: messages%[1%] needs a role", "where m:complete was called")
+    t.raises(function() m:complete() end, "messages must be a non%-empty list")
+  end)
+  content.check_messages = real
+  if not ok then error(err, 0) end
+end)
+
+t.test("model_response is built in one place (call.answered), which adds a live answer to m.totals", function()
+  local call = require "luagent.model.call"
+  local real, answered = call.answered, 0
+  call.answered = function(...) answered = answered + 1 return real(...) end
+  local seen = {}
+  local sub = luagent.events.subscribe(function(ev) if ev.type == "model_response" then seen[#seen + 1] = ev end end)
+  local ok, err = pcall(function()
+    local q = fake.queue("openai")
+    fake.script(q, {{text = "live", usage = {input_tokens = 10, output_tokens = 2, cached_tokens = 3}}})
+    local m = new_model("openai", q)
+    local r = assert(m:complete{messages = {USER}})
+    local s = model.scripted{{text = "scripted"}}
+    local rs = assert(s:complete{messages = {USER}})
+    t.eq(answered, 2, "once per call")
+    t.eq(#seen, 2)
+    t.eq(seen[1].provider, "openai"); t.eq(seen[1].attempts, 1); t.eq(seen[1].text, "live")
+    t.eq(seen[1].cost, r.cost); t.eq(seen[1].usage.input_tokens, 10); t.eq(seen[1].cached, nil)
+    t.same(m.totals, {calls = 1, input_tokens = 10, output_tokens = 2, cached_tokens = 3, cost = r.cost})
+    t.eq(seen[2].provider, "scripted"); t.eq(seen[2].attempts, 1); t.eq(seen[2].text, "scripted"); t.eq(seen[2].cost, 0)
+    t.same(s.totals, {calls = 1, input_tokens = rs.usage.input_tokens, output_tokens = rs.usage.output_tokens,
+                      cached_tokens = 0, cost = 0})
+  end)
+  call.answered = real
+  luagent.events.unsubscribe(sub)
+  if not ok then error(err, 0) end
+end)
+
 for _, provider in ipairs(ORDER) do
   t.test(provider .. ": a plain answer, usage, cost and the request field by field", function()
     local q = fake.queue(provider)

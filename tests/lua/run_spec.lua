@@ -313,4 +313,83 @@ t.test("the default run: this spec's own settings, id and folder, outside any ta
   t.eq(luagent.spawn(function() return run.current() end):wait(), r, "its tasks are in it too")
 end)
 
+t.test("luagent.context answers as run.current: a run's tasks get their run; elsewhere the default run", function()
+  local context = require "luagent.context"
+  t.eq(run.current, context.current, "one function")
+  t.eq(context.current(), run.current()); t.eq(context.default(), run.current())
+  t.eq(context.runs_root(), run.runs_root())
+  local r = new_run("context", {name = "context"})
+  local seen = loop.spawn_in(r, function()
+    return luagent.spawn(function() return context.current() end):wait()
+  end):wait()
+  t.eq(seen, r, "a task spawned by a run's task is in that run")
+  t.eq(loop.spawn_in({}, context.current):wait(), context.default(), "a context that is not a run is no run")
+end)
+
+t.test("a replayed run reads its recording once: the replayer, the provider and the approvals share it", function()
+  local recording = require "luagent.model.recording"
+  local path = work .. "/once.jsonl"
+  assert(fs.write(path, table.concat({
+    json.encode{luagent_recording = 1, version = "test", recipe = "once"},
+    json.encode{endpoint = "/completions", body = {model = "m"}, response = {status = 200, headers = {}, body = "{}"}},
+    json.encode{approval = {tool = "shell", arguments = {command = "ls"}, decision = "approved", by = "person"}},
+  }, "\n") .. "\n"))
+  assert(fs.write(work .. "/once.lua", [[
+local model = luagent.model
+local shell = {name = "shell", description = "d", needs_approval = true,
+  parameters = {type = "object", properties = {command = {type = "string"}}},
+  handler = function(args) return "ran " .. args.command end}
+local m = model.scripted{{tool_calls = {{name = "shell", arguments = {command = "ls"}}}}, {text = "done"}}
+local r = luagent.agent.new{name = "a", model = m, tools = {shell}}:run("go")
+print(model.detect(), model.from{}.provider, r.output)
+]]))
+  local opens, loads = 0, 0
+  local real_open, real_load = io.open, recording.load
+  rawset(io, "open", function(p, ...) if p == path then opens = opens + 1 end return real_open(p, ...) end)
+  recording.load = function(...) loads = loads + 1 return real_load(...) end
+  local ok, result = pcall(function()
+    return assert(run.new{recipe = work .. "/once.lua", replay = path, dir = work .. "/runs/once", quiet = true,
+                          capture = true}):execute()
+  end)
+  rawset(io, "open", real_open)
+  recording.load = real_load
+  assert(ok, result)
+  t.eq(result.status, "ok", result.error and result.error.message)
+  t.eq(fs.read(work .. "/runs/once/stdout.txt"), "openai\topenai\tdone\n", "the provider is the recording's")
+  local by
+  for _, ev in ipairs(trace_events(result.trace)) do if ev.type == "approval" then by = ev.by end end
+  t.eq(by, "replay", "the recorded decision answered")
+  t.eq(loads, 1, "loaded once")
+  t.eq(opens, 1, "the file is opened once (it was 4 times: the replayer, each detect, the approvals)")
+end)
+
+t.test("one rule for a run's end: a failing exit hook fails an ok run, and run_end says so as the exit status does", function()
+  local HOOKED = [[
+luagent.events.emit{type = "mine"}
+luagent.at_exit(function() error("the hook broke", 0) end)
+luagent.at_exit(function(status) print("the other hook ran: " .. status) end)
+]]
+  assert(fs.write(work .. "/hooked.lua", HOOKED))
+  -- run.new
+  local r = new_run("hooked", nil, {recipe = work .. "/hooked.lua"})
+  local result = r:execute()
+  t.eq(result.status, "failed"); t.match(result.error.message, "while finishing the run: the hook broke")
+  local last = trace_events(result.trace)
+  t.eq(last[#last].type, "run_end"); t.eq(last[#last].status, "failed")
+  t.match(last[#last].error, "the hook broke")
+  t.match(fs.read(work .. "/runs/hooked/stdout.txt"), "the other hook ran: ok")
+  -- luagent run (the default run, ended by the host)
+  local runs = work .. "/default-runs"
+  local code, out = sys.execute({"sh", "-c", ("LUAGENT_RUNS_DIR=%q %q run -q %q"):format(runs, t.env("LUAGENT"),
+    work .. "/hooked.lua")})
+  t.eq(code, 1, out)
+  t.match(out, "luagent: while finishing the run: the hook broke")
+  local dirs = assert(fs.list(runs))
+  t.eq(#dirs, 1)
+  last = trace_events(runs .. "/" .. dirs[1] .. "/trace.jsonl")
+  t.eq(last[#last].type, "run_end")
+  t.eq(last[#last].status, "failed", "run_end agrees with exit status 1 (it said ok)")
+  t.match(last[#last].error, "the hook broke")
+end)
+
 return t.done()

@@ -56,6 +56,21 @@ t.test("a missing manifest file and a bad manifest key", function()
   t.eq(s, nil); is_error(err, "bad_entry")
 end)
 
+t.test("a box whose start fails halfway is born closed: its session is removed before open returns", function()
+  local label = "errors-" .. sys.random_hex(4)
+  assert(fs.write(work .. "/not-a.tar", ("not a tar archive\n"):rep(100)))
+  local events_seen = {}
+  local sub = luagent.events.subscribe(function(ev) events_seen[ev.type] = true end)
+  local box, err = sandbox.open{restore = work .. "/not-a.tar", labels = {["luagent.test"] = label}}
+  luagent.events.unsubscribe(sub)
+  t.eq(box, nil)
+  t.ok(errors.is(err), tostring(err))
+  local client = assert(sandbox.engine())
+  t.eq(count(client, "containers", "luagent.test=" .. label), 0, "containers, at once (not at the run's end)")
+  t.eq(count(client, "volumes", "luagent.test=" .. label), 0, "volumes")
+  t.eq(events_seen.sandbox_open, nil, "it never opened"); t.eq(events_seen.sandbox_close, nil, "so it is not said closed")
+end)
+
 t.test("a missing snapshot to restore", function()
   local box, err = sandbox.open{restore = work .. "/no-snapshot.tar"}
   t.eq(box, nil)

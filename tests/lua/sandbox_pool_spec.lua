@@ -243,6 +243,27 @@ t.test("open{pool = N}: the first opens start cold and make one pool, the next o
   for _, box in ipairs(firsts) do assert(box:close()) end
 end)
 
+t.test("an open computes the pool key once: the first (which makes the pool) and one that takes from it", function()
+  local tag = new_tag()
+  local real_key, keys = pools.key, 0
+  pools.key = function(...) keys = keys + 1 return real_key(...) end
+  local ok, err = pcall(function()
+    local first <close> = assert(sandbox.open(small(tag, {pool = 1})))
+    t.eq(first.pooled, false)
+    t.eq(keys, 1, "the open that made the pool (it was 3: take, has, new)")
+    local made
+    for _, p in ipairs(pools.list()) do if p.template.labels["luagent.test"] == tag then made = p end end
+    assert(made:wait())
+    keys = 0
+    local second <close> = assert(sandbox.open(small(tag, {pool = 1})))
+    t.eq(second.pooled, true)
+    t.eq(keys, 1, "an open from the pool")
+    assert(made:close())
+  end)
+  pools.key = real_key
+  if not ok then error(err, 0) end
+end)
+
 -- ---- draining ----
 
 local POOL_RECIPE = [[

@@ -8,7 +8,6 @@
 local t = require "helper"
 local fs, json, sys = luagent.fs, luagent.json, luagent.sys
 local trace_page = require "luagent.trace_page"
-local trace_cli = require "luagent.cli.trace"
 
 -- a 2 x 2 PNG
 local PNG = "\137\80\78\71\13\10\26\10\0\0\0\13\73\72\68\82\0\0\0\2\0\0\0\2\8\2\0\0\0\253\212\154\115\0\0\0\17\73\68\65"
@@ -225,14 +224,14 @@ t.test("luagent trace html: a trace file or a run folder, the page beside it or 
     for i, ev in ipairs(run_events()) do lines[i] = json.encode(ev) end
     return table.concat(lines, "\n") .. "\n"
   end)()))
-  t.eq(trace_cli.write_html(dir), dir .. "/trace.html", "a run folder: trace.html in it")
-  t.eq(trace_cli.write_html(dir .. "/", nil), dir .. "/trace.html")
-  t.eq(trace_cli.write_html(dir .. "/trace.jsonl", nil), dir .. "/trace.html", "a trace file: beside it")
-  t.eq(trace_cli.write_html(dir .. "/trace.jsonl", root .. "/elsewhere.html"), root .. "/elsewhere.html")
+  t.eq(trace_page.write(dir), dir .. "/trace.html", "a run folder: trace.html in it")
+  t.eq(trace_page.write(dir .. "/", nil), dir .. "/trace.html")
+  t.eq(trace_page.write(dir .. "/trace.jsonl", nil), dir .. "/trace.html", "a trace file: beside it")
+  t.eq(trace_page.write(dir .. "/trace.jsonl", root .. "/elsewhere.html"), root .. "/elsewhere.html")
   local page = assert(fs.read(root .. "/elsewhere.html"))
   has(page, "<h1>luagent run run-&lt;script&gt;")
   t.ok(not fs.exists(root .. "/elsewhere.html.tmp"), "no temporary file left")
-  local none, err = trace_cli.write_html(root .. "/nope.jsonl")
+  local none, err = trace_page.write(root .. "/nope.jsonl")
   t.eq(none, nil)
   t.match(err.message, "nope.jsonl")
 end)

@@ -4,14 +4,9 @@
 -- luagent trace diff A B                        how two runs differ, step by step
 --   (A, B: trace.jsonl files or run folders; luagent.cli.trace_diff)
 --
---   cli.load(trace_path [, {partial = true}]) -> events | nil, err   with partial: events, cut
---     (the events before the first line that is not a whole event, and {line, message} of it)
---   cli.escape_html(text) -> text with & < > " escaped (luagent.highlight.escape)
---   cli.write_html(trace_path | run_dir, out_path) -> out_path | nil, err   the page, for other writers (the eval page)
+-- (a trace is read by luagent.trace.read; its page is written by luagent.trace_page.write)
 local json = require "luagent.json"
-local errors = require "luagent.errors"
 local trace = require "luagent.trace"
-local fs = require "luagent.fs"
 
 local cli = {}
 
@@ -19,26 +14,6 @@ local USAGE = [[
 usage: luagent trace show TRACE.jsonl [--full]
        luagent trace html TRACE.jsonl|RUN_DIR [-o OUT.html]
        luagent trace diff A B      (A, B: trace.jsonl files or run folders; exit 0 same, 1 different, 2 bad input)]]
-
--- The trace's events | nil, err (a line that is not a JSON event with a type: kind "json").
--- With opts.partial: the events before such a line, and where the trace is cut.
-local function load(path, opts)
-  local text, err = fs.read(path)
-  if not text then return nil, err end
-  local list, n = {}, 0
-  for line in text:gmatch("[^\n]+") do
-    n = n + 1
-    local ev = json.decode(line)
-    if type(ev) ~= "table" or type(ev.type) ~= "string" then
-      local message = ("%s:%d: not a trace event (a JSON object with a \"type\")"):format(path, n)
-      if opts and opts.partial then return list, {line = n, message = message} end
-      return errors.fail("json", message, {path = path, line = n})
-    end
-    list[#list + 1] = ev
-  end
-  return list
-end
-cli.load = load
 
 local function indent(text, max_lines)
   local out, n = {}, 0
@@ -69,7 +44,7 @@ local function say_cut(path, list, cut)
 end
 
 local function show(path, full)
-  local list, cut = load(path, {partial = true})
+  local list, cut = trace.read(path, {partial = true})
   if not list then
     io.stderr:write("luagent: ", cut.message, "\n")
     return 1
@@ -90,35 +65,8 @@ local function show(path, full)
   return say_cut(path, list, cut)
 end
 
-cli.escape_html = require("luagent.highlight").escape
-
--- The trace file, the run folder and the default page of a trace file or a run folder.
-local function html_paths(path)
-  local st = fs.stat(path)
-  if st and st.type == "directory" then
-    local dir = path:gsub("/+$", "")
-    return dir .. "/trace.jsonl", dir, dir .. "/trace.html"
-  end
-  return path, path:match("^(.*)/[^/]*$") or ".", path:gsub("%.jsonl$", "") .. ".html"
-end
-
--- The page of a run (luagent.trace_page), written to `out` (default: beside the trace).
-function cli.write_html(path, out)
-  local trace_path, dir, default = html_paths(path)
-  local list, err = load(trace_path)
-  if not list then
-    return errors.fail(err.kind, err.message .. "; give a trace.jsonl file or a run folder (runs/<run-id>/)",
-      {path = trace_path, line = err.line})
-  end
-  out = out or default
-  local page = require("luagent.trace_page").render(list, {dir = dir, out = out, source = trace_path})
-  local ok, werr = fs.write(out, page) -- atomic: a temporary file, then a rename
-  if not ok then return nil, werr end
-  return out
-end
-
 local function html(path, out)
-  local written, err = cli.write_html(path, out)
+  local written, err = require("luagent.trace_page").write(path, out)
   if not written then
     io.stderr:write("luagent: ", err.message, "\n")
     return 1

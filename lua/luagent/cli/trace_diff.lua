@@ -18,11 +18,14 @@
 --   trace_diff.compare_outputs(dir_a, dir_b, {a_label = "A", b_label = "B"}) -> lines, n_different
 --       (also for the watch mode: what changed in the declared outputs)
 --   trace_diff.compare_answers(text_a, text_b, {a_label, b_label}) -> lines, different
---   trace_diff.answer_text(output) -> text    trace_diff.answer_diff(text_a, text_b, a_name, b_name) -> unified diff
+-- (an answer as text, the diff of two, a manifest's file in a run folder:
+-- luagent.trace_page.compare, which the eval page uses too)
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local diff = require "luagent.diff"
+local trace = require "luagent.trace"
 local recording = require "luagent.model.recording"
+local compare = require "luagent.trace_page.compare"
 
 local trace_diff = {}
 
@@ -43,7 +46,7 @@ function trace_diff.load_run(arg)
     path, dir = arg:gsub("/+$", "") .. "/trace.jsonl", arg:gsub("/+$", "")
     if not fs.exists(path) then return nil, ("%s is a folder without a trace.jsonl; %s"):format(arg, HELP) end
   end
-  local events, err = require("luagent.cli.trace").load(path)
+  local events, err = trace.read(path)
   if not events then return nil, ("%s; %s"):format(err.message, HELP) end
   if #events == 0 then return nil, ("%s is empty, not a trace; %s"):format(path, HELP) end
   local run = {path = path, dir = dir, events = events, requests = {}, calls = {}}
@@ -99,11 +102,6 @@ end
 local function blank_timing(text)
   if type(text) ~= "string" then return text end
   return (recording.replay_key(text))
-end
-
-local function with_newline(text)
-  if text ~= "" and text:sub(-1) ~= "\n" then return text .. "\n" end
-  return text
 end
 
 -- Lines of a unified diff, indented, at most MAX_DIFF_LINES of them.
@@ -229,24 +227,12 @@ local function calls_section(out, a, b)
   end)
 end
 
--- An agent's output as text ("" for none, JSON for a table).
-function trace_diff.answer_text(v)
-  if v == nil or v == json.null then return "" end
-  if type(v) == "table" then return json.encode(v, {indent = 2}) end
-  return tostring(v)
-end
-
--- The unified diff of two answers (a missing final newline is no difference here).
-function trace_diff.answer_diff(text_a, text_b, a_name, b_name)
-  return diff.unified(with_newline(text_a), with_newline(text_b), {a_name = a_name, b_name = b_name})
-end
-
 function trace_diff.compare_answers(text_a, text_b, opts)
   opts = opts or {}
   local a_label, b_label = opts.a_label or "A", opts.b_label or "B"
   if text_a == text_b then return {"final answer: same"}, false end
   local out = {"final answer: different"}
-  add_diff(out, trace_diff.answer_diff(text_a, text_b, a_label .. " final answer", b_label .. " final answer"), "  ")
+  add_diff(out, compare.answer_diff(text_a, text_b, a_label .. " final answer", b_label .. " final answer"), "  ")
   return out, true
 end
 
@@ -265,16 +251,6 @@ local function manifest_of(dir)
   return files
 end
 
--- Where a manifest's file is on the host: beside the manifest at its
--- workspace path ("output/report.md"), or under the folder's output/.
-local function file_of(dir, path)
-  for _, candidate in ipairs({dir .. "/" .. path, dir .. "/output/" .. (path:match("^[^/]+/(.+)$") or path)}) do
-    local st = fs.stat(candidate)
-    if st and st.type == "file" then return candidate end
-  end
-  return nil
-end
-
 local function describe_file(f)
   return ("%s bytes, sha256 %s"):format(tostring(f.size), tostring(f.sha256):sub(1, 16))
 end
@@ -283,7 +259,7 @@ end
 local function file_difference(dir_a, dir_b, path, fa, fb, a_label, b_label)
   if not fb then return ("  %s: only in %s (%s)"):format(path, a_label, describe_file(fa)) end
   if not fa then return ("  %s: only in %s (%s)"):format(path, b_label, describe_file(fb)) end
-  local file_a, file_b = file_of(dir_a, path), file_of(dir_b, path)
+  local file_a, file_b = compare.run_file(dir_a, path), compare.run_file(dir_b, path)
   local ta, tb = file_a and fs.read(file_a), file_b and fs.read(file_b)
   if ta and tb and not ta:find("\0", 1, true) and not tb:find("\0", 1, true) then
     local added, removed = diff.lines_changed(ta, tb)
@@ -346,8 +322,8 @@ function trace_diff.main(arg_a, arg_b)
   note(settings_section(out, a, b), "settings")
   note(requests_section(out, a, b), "model requests")
   note(calls_section(out, a, b), "tool calls")
-  local lines, answer_differs = trace_diff.compare_answers(trace_diff.answer_text(a.final),
-    trace_diff.answer_text(b.final))
+  local lines, answer_differs = trace_diff.compare_answers(compare.answer_text(a.final),
+    compare.answer_text(b.final))
   for _, line in ipairs(lines) do out[#out + 1] = line end
   note(answer_differs, "final answer")
   local output_lines, outputs_differ = trace_diff.compare_outputs(a.dir, b.dir)

@@ -23,6 +23,8 @@ local errors = require "luagent.errors"
 local events = require "luagent.events"
 local loop = require "luagent.loop"
 local host = require "luagent.host"
+local excerpt = require("luagent.text").excerpt
+local handle = require "luagent.handle"
 
 local client = {}
 
@@ -33,12 +35,6 @@ local MAX_PAGES = 1000
 
 local McpClient = {}
 McpClient.__index = McpClient
-
-local function excerpt(text, max)
-  text = tostring(text):gsub("%s+", " ")
-  max = max or 120
-  return #text > max and text:sub(1, max) .. "..." or text
-end
 
 local function str_or(v, default)
   if type(v) == "string" then return v end
@@ -127,7 +123,6 @@ function McpClient:_on_message(m)
   elseif method == "notifications/message" then
     events.emit({type = "mcp_log", server = self.name, level = params.level, logger = params.logger, data = params.data})
   elseif method == "notifications/tools/list_changed" then
-    self.tools_changed = true
     events.emit({type = "mcp_tools_changed", server = self.name})
   end
 end
@@ -135,10 +130,10 @@ end
 -- A line or body that is not JSON: during initialize it means the program is
 -- no MCP server; later it is traced and skipped.
 function McpClient:_on_garbage(text)
-  events.emit({type = "mcp_garbage", server = self.name, text = excerpt(text, 2000)})
+  events.emit({type = "mcp_garbage", server = self.name, text = excerpt(text, 2000, "flat")})
   if not self.ready then
     self.t:fail_pending(self:_fail("protocol", ("does not speak MCP: it printed %q where a JSON-RPC message belongs")
-      :format(excerpt(text))))
+      :format(excerpt(text, 120, "flat"))))
   end
 end
 
@@ -187,6 +182,9 @@ end
 function client.connect(spec, transport)
   local c = setmetatable({name = spec.name, label = spec.label, next_id = 0, progress = {}, next_token = 0,
                           timeout = spec.timeout, start_timeout = spec.start_timeout}, McpClient)
+  -- born closed (luagent.handle): until it has initialized, every way out of
+  -- here ends what it started at once (close(0)), and its methods refuse it
+  local building <close> = handle.building(c, function() c:close(0) end)
   local started = loop.now()
   local t, err = transport.open(spec, {
     label = spec.label, server = spec.name,
@@ -201,7 +199,6 @@ function client.connect(spec, transport)
     return done
   end)
   if not (ok and raised) then
-    c:close(0)
     if not ok then error(raised, 0) end
     return c:_failed(err)
   end
@@ -209,7 +206,7 @@ function client.connect(spec, transport)
                url = spec.url, pid = t.pid and t.pid() or nil, protocol_version = c.protocol_version,
                server_info = {name = c.server_info.name, version = c.server_info.version},
                duration = loop.now() - started})
-  return c
+  return building:built()
 end
 
 function McpClient:list_tools()
@@ -262,9 +259,12 @@ function McpClient:tools(opts)
   return require("luagent.mcp.tools").of(self, opts)
 end
 
+-- Idempotent; a client that never connected (born closed) ends what it
+-- started, if anything (its transport).
 function McpClient:close(grace)
-  if self.closed then return end
-  self.closed = true
+  if self.ended then return end
+  self.ended, self.closed = true, true
+  if not self.t then return end
   local how = self.t:close(grace or 2)
   events.emit({type = "mcp_close", server = self.name, how = how})
 end

@@ -17,6 +17,7 @@
 local http = require "luagent.http"
 local json = require "luagent.json"
 local errors = require "luagent.errors"
+local excerpt = require("luagent.text").excerpt
 
 local mcp_http = {}
 
@@ -39,23 +40,18 @@ function HttpTransport:_headers()
   return h
 end
 
-local function excerpt(body)
-  body = tostring(body or ""):gsub("%s+", " ")
-  return #body > 300 and body:sub(1, 300) .. "..." or body
-end
-
 -- The failure for an HTTP status that is not an answer.
 function HttpTransport:_status_error(res, what)
   local fields = {server = self.hooks.server, status = res.status}
+  local body = excerpt(res.body or "", 300, "flat")
   if res.status == 401 or res.status == 403 then
     return errors.new("auth", ("%s refused %s (HTTP %d): check the headers you give tools.mcp; %s")
-      :format(self.label, what, res.status, excerpt(res.body)), fields)
+      :format(self.label, what, res.status, body), fields)
   end
   if res.status == 404 and self.session then
     return errors.new("mcp", ("%s ended the session (HTTP 404 to %s): connect again"):format(self.label, what), fields)
   end
-  return errors.new("mcp", ("%s answered %s with HTTP %d: %s"):format(self.label, what, res.status, excerpt(res.body)),
-                    fields)
+  return errors.new("mcp", ("%s answered %s with HTTP %d: %s"):format(self.label, what, res.status, body), fields)
 end
 
 -- POSTs msg; messages in the answer go to on_message, the response to msg

@@ -9,8 +9,7 @@
 --     spec: command (argv, run inside the sandbox), sandbox (the box), env
 --     (refused if it holds an API key, as box:spawn refuses it), cwd (default
 --     the box's: /workspace)
--- The transport is luagent.mcp.stream's: request, send, fail_pending, close;
--- and process() (the sandbox process) for tests and diagnostics.
+-- The transport is luagent.mcp.stream's: request, send, fail_pending, close.
 --
 -- The server's program must be in the sandbox: the image's own (node and
 -- python3 are in luagent's image), or staged into the workspace with the
@@ -95,9 +94,7 @@ function mcp_sandbox.open(spec, hooks)
   if not proc then
     return nil, errors.wrap(err, ("cannot start %s in the sandbox (command %s)"):format(hooks.label, spec.command[1]))
   end
-  local s = stream.new(setmetatable({proc = proc}, BoxProcess), hooks)
-  function s.process() return proc end
-  return s
+  return stream.new(setmetatable({proc = proc}, BoxProcess), hooks)
 end
 
 return mcp_sandbox

@@ -1,6 +1,6 @@
 -- luagent.model.call: one attempt of a model call. It builds the HTTP request
 -- from the provider (luagent.model.provider), sends it through the run's
--- transport (run.current().transport, which is model.transport for `luagent
+-- transport (context.current().transport, which is model.transport for `luagent
 -- run`), and gives the result or one error. A failure's kind is decided once,
 -- where it is seen: the HTTP status or the transport's failure here, the
 -- answer's shape in the provider, a stream's end in its assembler;
@@ -9,6 +9,8 @@
 --   call.attempt(m, req, n [, time_left]) -> result | nil, err   (n: the attempt's number, for
 --       events; time_left: seconds left of the call's deadline, which caps the attempt's timeout)
 --   call.error(m, kind, message [, fields]) -> err   also model.error
+--   call.answered(m, result) -> result   the call's model_response event, built here alone (model
+--       clients, cached answers, scripted models); a result not from the cache is added to m.totals
 --
 -- Model errors' kinds: auth | rate_limit | quota | server | timeout | network |
 -- bad_request | bad_response. A connection that cannot be made or breaks is
@@ -18,6 +20,7 @@ local json = require "luagent.json"
 local loop = require "luagent.loop"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local secrets = require "luagent.secrets"
 local prices = require "luagent.prices"
 local retry_after = require "luagent.model.retry_after"
@@ -74,9 +77,9 @@ local function stream_broke(terr)
   return type(terr) == "table" and type(terr.status) == "number" and terr.status >= 200 and terr.status < 300
 end
 
--- The calling task's run's transport (luagent.run); the default run's is model.transport.
+-- The calling task's run's transport (luagent.context); the default run's is model.transport.
 local function transport()
-  return require("luagent.run").current().transport
+  return context.current().transport
 end
 
 local function plain(m, request)
@@ -138,6 +141,22 @@ local function finish_result(m, result, started)
   result.duration = loop.now() - started
   result.tool_calls = result.tool_calls or {}
   if #result.tool_calls > 0 and result.finish_reason == "stop" then result.finish_reason = "tool_calls" end
+  return result
+end
+
+function call.answered(m, result)
+  if not result.cached then
+    local t, usage = m.totals, result.usage
+    t.calls = t.calls + 1
+    t.input_tokens = t.input_tokens + (usage.input_tokens or 0)
+    t.output_tokens = t.output_tokens + (usage.output_tokens or 0)
+    t.cached_tokens = t.cached_tokens + (usage.cached_tokens or 0)
+    if result.cost then t.cost = t.cost + result.cost else t.cost_unknown = true end
+  end
+  events.emit({type = "model_response", provider = m.provider, model = m.model, attempts = result.attempts,
+               cached = result.cached or nil, duration = result.duration, usage = result.usage, cost = result.cost,
+               saved_cost = result.saved_cost, finish_reason = result.finish_reason, text = result.text,
+               tool_calls = result.tool_calls})
   return result
 end
 

@@ -15,7 +15,7 @@
 -- deadline passes the call fails with kind timeout, saying how long it tried.
 --   m.totals = {calls, input_tokens, output_tokens, cached_tokens, cost, cost_unknown}
 --
--- When the run has the model-call cache on (luagent.cache, run.current().cache),
+-- When the run has the model-call cache on (luagent.cache, context.current().cache),
 -- the request is looked up first, before any attempt: a hit is the stored
 -- answer (cached = true, cost = 0, saved_cost; on_delta gets its text; the
 -- model_request and model_response events say cached = true; it is not added
@@ -24,6 +24,7 @@
 local retry = require "luagent.retry"
 local loop = require "luagent.loop"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local secrets = require "luagent.secrets"
 local content = require "luagent.model.content"
 local provider = require "luagent.model.provider"
@@ -48,17 +49,9 @@ local function announced(m, policy)
   end})
 end
 
-local function add_to_totals(t, result)
-  t.calls = t.calls + 1
-  t.input_tokens = t.input_tokens + (result.usage.input_tokens or 0)
-  t.output_tokens = t.output_tokens + (result.usage.output_tokens or 0)
-  t.cached_tokens = t.cached_tokens + (result.usage.cached_tokens or 0)
-  if result.cost then t.cost = t.cost + result.cost else t.cost_unknown = true end
-end
-
 -- The run's model-call cache, or nil.
 local function run_cache()
-  return require("luagent.run").current().cache
+  return context.current().cache
 end
 
 -- A stored answer as a live one looks: tool calls decoded the same way.
@@ -73,10 +66,7 @@ local function from_cache(m, req, look, body, url, started)
                   cached = true, attempts = 0, provider_items = stored.provider_items, commentary = stored.commentary}
   if req.on_delta and result.text and result.text ~= "" then req.on_delta(result.text) end
   result.duration = loop.now() - started
-  events.emit({type = "model_response", provider = m.provider, model = m.model, attempts = 0, cached = true,
-               duration = result.duration, usage = result.usage, cost = 0, saved_cost = entry.cost,
-               finish_reason = result.finish_reason, text = result.text, tool_calls = calls})
-  return result
+  return call.answered(m, result)
 end
 
 -- A task that was asked to stop (Ctrl-C, SIGTERM, task:cancel()) makes no
@@ -96,8 +86,7 @@ end
 
 -- m:complete(request) -> result | nil, err   (see luagent.model)
 function Model:complete(req)
-  req = req or {}
-  content.check_messages(req.messages)
+  req = req or {} -- its messages were checked by structured.wrap (below)
   stop_if_cancelled()
   local started = loop.now()
   local store, look = run_cache(), nil
@@ -121,12 +110,8 @@ function Model:complete(req)
   end
   result.attempts = attempt
   result.duration = loop.now() - started
-  add_to_totals(self.totals, result)
   if look then store:stored(look, result) end
-  events.emit({type = "model_response", provider = self.provider, model = self.model, attempts = attempt,
-               duration = result.duration, usage = result.usage, cost = result.cost,
-               finish_reason = result.finish_reason, text = result.text, tool_calls = result.tool_calls})
-  return result
+  return call.answered(self, result)
 end
 
 -- A structured answer (req.schema / req.output) is asked for and read around the call.
@@ -153,7 +138,7 @@ function client.new(wire, opts)
   local key = api_key(wire, opts)
   local base_url = opts.base_url or (wire.base_url_env and os.getenv(wire.base_url_env)) or wire.default_base_url
   base_url = base_url:gsub("/+$", "")
-  if not key and wire.needs_key(base_url) and not require("luagent.run").current().replaying then
+  if not key and wire.needs_key(base_url) and not context.current().replaying then
     error(("model.%s: no API key: set %s or pass api_key (a local server: pass base_url)"):format(wire.name,
       wire.key_env), 3)
   end

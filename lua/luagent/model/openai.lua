@@ -141,7 +141,6 @@ local function usage_of(u)
           cached_tokens = n(details.cached_tokens) or 0, cache_write_tokens = n(details.cache_write_tokens),
           reasoning_tokens = n(out_details.reasoning_tokens)}
 end
-wire.usage_of = usage_of
 
 local function text_or_nil(v)
   return type(v) == "string" and v or nil

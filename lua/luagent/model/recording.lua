@@ -5,16 +5,19 @@
 --   recording.recorder(path, inner [, recipe]) -> transport | nil, err   inner's exchanges, also
 --       written to path (the header names the recipe); a line that cannot be written is said on
 --       stderr at once and kept in recorder_failure(transport) for the run's end
---   recording.replayer(path [, recipe]) -> transport | nil, err   answers from path, without network;
---       a request the recording does not have raises a replay_mismatch error with a diff
---   recording.load(path [, recipe]) -> {header, entries} | nil, err   the file, checked whole
+--   recording.replayer(rec | path [, recipe]) -> transport | nil, err   answers from a recording
+--       (loaded, or loaded from path), without network; a request the recording does not have
+--       raises a replay_mismatch error with a diff
+--   recording.load(path [, recipe]) -> rec | nil, err   the file, read and checked whole, once:
+--       rec = {path, header, entries, approvals (its approval decisions, in order), provider (the
+--       one it was made with: "openai" | "openai_responses" | "anthropic" | nil)}
 --   recording.transport{record | replay, recipe} -> transport, replaying   what a run starts with
---       (luagent.run); raises a string (it runs while the library loads) when the file cannot be used
---   recording.recorded_provider(path) -> "openai" | "openai_responses" | "anthropic" | nil
+--       (luagent.run); replaying: the loaded recording (nil when recording), which the run keeps
+--       (run.replaying), so the provider and the approval decisions come from the one load;
+--       raises a string (it runs while the library loads) when the file cannot be used
 --   recording.diff(recorded, now) -> {"path: recorded X, now Y" lines}   (luagent.diff.values)
 --   recording.add_approval(transport, decision)   an approval decision (luagent.approval) as a
 --       line {"approval": {...}} of the file the recorder `transport` writes; nothing otherwise
---   recording.approvals(path) -> {decision, ...}  the approval lines of a recording, in order
 --
 -- A recording is JSON lines: a header {luagent_recording = 1, version, recipe}, then one
 -- {endpoint, body, stream, response = {status, headers, body} | error = {kind, message,
@@ -30,6 +33,7 @@ local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
 local diff = require "luagent.diff"
+local handle = require "luagent.handle"
 
 local recording = {}
 
@@ -68,6 +72,7 @@ end
 function recording.recorder(path, inner, recipe)
   local file, why = io.open(path, "w")
   if not file then return errors.fail("io", "--record: cannot create " .. why, {path = path}) end
+  local building <close> = handle.guard(file, io.close) -- closed unless the recorder is made
   local lines = 0
   local transport
   -- every line written and flushed whole, or said at once (the run goes on, and ends with status 1)
@@ -99,12 +104,9 @@ function recording.recorder(path, inner, recipe)
     return res, err
   end
   put(json.encode({luagent_recording = 1, version = require("luagent.host").version, recipe = recipe_name(recipe)}))
-  if failures[transport] then
-    file:close()
-    return nil, failures[transport]
-  end
+  if failures[transport] then return nil, failures[transport] end
   writers[transport] = put
-  return transport
+  return building:built(transport)
 end
 
 -- An approval decision (luagent.approval) as a line of the recording, so
@@ -112,19 +114,6 @@ end
 function recording.add_approval(transport, decision)
   local put = writers[transport]
   if put then put(json.encode({approval = secrets.redact_value(decision)})) end
-end
-
--- The approval decisions a recording holds, in order.
-function recording.approvals(path)
-  local list = {}
-  local file = io.open(path, "r")
-  if not file then return list end
-  for line in file:lines() do
-    local entry = line:find('"approval"', 1, true) and json.decode(line)
-    if type(entry) == "table" and type(entry.approval) == "table" then list[#list + 1] = entry.approval end
-  end
-  file:close()
-  return list
 end
 
 -- The places where two requests differ, as "path: recorded X, now Y" lines.
@@ -146,15 +135,18 @@ local function is_exchange(entry)
     and (type(entry.response) == "table" or type(entry.error) == "table")
 end
 
--- recording.load(path [, recipe]) -> {header, entries} | nil, err   the whole file checked:
--- a header first, then only whole exchanges (and approval decisions); with `recipe`, recorded for it.
+local ENDPOINT_PROVIDERS = {["/completions"] = "openai", ["/responses"] = "openai_responses",
+                            ["/messages"] = "anthropic"}
+
+-- recording.load(path [, recipe]) -> rec | nil, err   the whole file checked: a header first,
+-- then only whole exchanges and approval decisions; with `recipe`, recorded for it.
 function recording.load(path, recipe)
   local file, why = io.open(path, "rb")
   if not file then return errors.fail("not_found", "--replay: cannot open " .. why, {path = path}) end
   local text, rerr = file:read("a")
   file:close()
   if not text then return errors.fail("io", ("--replay: cannot read %s: %s"):format(path, rerr), {path = path}) end
-  local header, entries, n = nil, {}, 0
+  local header, entries, approvals, n = nil, {}, {}, 0
   for line, newline in text:gmatch("([^\n]*)(\n?)") do
     if line == "" and newline == "" then break end -- the end of the text
     n = n + 1
@@ -171,7 +163,9 @@ function recording.load(path, recipe)
       return damaged(path, n, "the line is not JSON")
     elseif is_exchange(entry) then
       entries[#entries + 1] = entry
-    elseif not (type(entry) == "table" and type(entry.approval) == "table") then -- approvals: recording.approvals
+    elseif type(entry) == "table" and type(entry.approval) == "table" then
+      approvals[#approvals + 1] = entry.approval
+    else
       return damaged(path, n, "the line is not a model exchange {endpoint, body, response | error} or an approval")
     end
   end
@@ -185,25 +179,11 @@ function recording.load(path, recipe)
       .. "or record %s.lua with --record"):format(path, header.recipe, wanted, header.recipe, wanted),
       {path = path, recorded_recipe = header.recipe, recipe = wanted})
   end
-  return {header = header, entries = entries}
+  -- the provider it was made with, from its first exchange
+  local provider = entries[1] and ENDPOINT_PROVIDERS[entries[1].endpoint] or nil
+  return {path = path, header = header, entries = entries, approvals = approvals, provider = provider}
 end
 
--- The exchanges of a recording file, or nil, err.
-local function entries_of(path, recipe)
-  local loaded, err = recording.load(path, recipe)
-  if not loaded then return nil, err end
-  return loaded.entries
-end
-
-local ENDPOINT_PROVIDERS = {["/completions"] = "openai", ["/responses"] = "openai_responses",
-                            ["/messages"] = "anthropic"}
-
--- The provider a recording was made with, from its first exchange.
-function recording.recorded_provider(path)
-  local entries = entries_of(path)
-  local first = entries and entries[1]
-  return first and ENDPOINT_PROVIDERS[first.endpoint] or nil
-end
 
 -- What a replayed request is compared by.
 function recording.replay_key(body)
@@ -235,10 +215,13 @@ local function mismatch(path, first_unused, body, count)
   return errors.new("replay_mismatch", message, {path = path})
 end
 
-function recording.replayer(path, recipe)
-  local entries, err = entries_of(path, recipe)
-  if not entries then return nil, err end
-  local used = {}
+function recording.replayer(rec, recipe)
+  if type(rec) == "string" then
+    local err
+    rec, err = recording.load(rec, recipe)
+    if not rec then return nil, err end
+  end
+  local entries, path, used = rec.entries, rec.path, {}
   return function(request)
     local body = json.decode(request.body or "") or request.body
     local wanted = recording.replay_key(body)
@@ -260,11 +243,15 @@ end
 -- The transport a run with --record or --replay starts with, wrapping
 -- `inner` when recording; and the path being replayed (nil when recording).
 function recording.transport(opts, inner)
-  local transport, err
-  if opts.replay then transport, err = recording.replayer(opts.replay, opts.recipe)
-  else transport, err = recording.recorder(opts.record, inner, opts.recipe) end
+  local transport, rec, err
+  if opts.replay then
+    rec, err = recording.load(opts.replay, opts.recipe)
+    transport = rec and recording.replayer(rec)
+  else
+    transport, err = recording.recorder(opts.record, inner, opts.recipe)
+  end
   if not transport then error(err.message, 0) end
-  return transport, opts.replay
+  return transport, rec
 end
 
 return recording

@@ -9,8 +9,8 @@
 -- value. Usage is estimated at 4 characters a token; the cost is 0.
 local json = require "luagent.json"
 local errors = require "luagent.errors"
-local events = require "luagent.events"
 local content = require "luagent.model.content"
+local call = require "luagent.model.call"
 
 local Scripted = {}
 Scripted.__index = Scripted
@@ -35,8 +35,7 @@ local function tool_calls(reply, n)
   return calls
 end
 
-function Scripted:complete(req)
-  content.check_messages(req.messages)
+function Scripted:complete(req) -- its messages were checked by structured.wrap (below)
   self.n = self.n + 1
   local reply = self.fn(req, self.n)
   if reply.error then return nil, errors.from(reply.error) end
@@ -44,15 +43,9 @@ function Scripted:complete(req)
   local usage = {input_tokens = estimate_tokens(req.messages), output_tokens = math.max(1, #(reply.text or "") // 4),
                  cached_tokens = 0, estimated = true}
   if req.on_delta and reply.text then req.on_delta(reply.text) end
-  local t = self.totals
-  t.calls, t.input_tokens, t.output_tokens = t.calls + 1, t.input_tokens + usage.input_tokens,
-    t.output_tokens + usage.output_tokens
-  local result = {text = reply.text, tool_calls = calls, finish_reason = #calls > 0 and "tool_calls" or "stop",
-                  usage = usage, cost = 0, provider = "scripted", model = self.model, raw = reply, attempts = 1,
-                  duration = 0}
-  events.emit({type = "model_response", provider = "scripted", model = self.model, attempts = 1, duration = 0,
-               usage = usage, cost = 0, finish_reason = result.finish_reason, text = result.text, tool_calls = calls})
-  return result
+  return call.answered(self, {text = reply.text, tool_calls = calls, finish_reason = #calls > 0 and "tool_calls" or "stop",
+                              usage = usage, cost = 0, provider = "scripted", model = self.model, raw = reply,
+                              attempts = 1, duration = 0})
 end
 
 -- m:complete{schema = ...}: the reply's text is the answer's JSON (luagent.model.structured).

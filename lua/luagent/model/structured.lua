@@ -9,7 +9,8 @@
 --       spec; raises one message naming the field (misuse: a schema that is not valid JSON Schema,
 --       a name a tool already has, ...)
 --   structured.wrap(complete) -> complete             what model clients and scripted models use:
---       checks req.schema / req.output before any call, and reads the answer after it
+--       checks the messages (the one place they are: content.check_messages) and req.schema /
+--       req.output before any call, and reads the answer after it
 --   structured.decode(output, text) -> value | nil, errors      the answer's JSON, checked
 --   structured.feedback(output, errors, by_tool) -> text         what the model reads about them
 --
@@ -160,7 +161,7 @@ end
 
 function structured.wrap(complete)
   return function(m, req)
-    if type(req) == "table" then content.check_messages(req.messages) end
+    content.check_messages(type(req) == "table" and req.messages or nil)
     req = prepare(req)
     local result, err = complete(m, req)
     if not result or type(req) ~= "table" or not req.output then return result, err end

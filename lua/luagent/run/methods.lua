@@ -15,11 +15,13 @@
 local loop = require "luagent.loop"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
-local run = require "luagent.run"
+local context = require "luagent.context"
 
-local RecipeRun = run._class
+-- The methods, which luagent.run installs in its class (this module never
+-- requires luagent.run: calls go one way).
+local RecipeRun = {}
 
-local methods = {}
+local methods = {methods = RecipeRun}
 
 -- ---- a run's start and end ----
 
@@ -62,7 +64,7 @@ function RecipeRun:_write_failures(err)
   -- loaded luagent.model made no call (loading it here would cost ~1.5 ms at exit)
   local loaded_model = package.loaded["luagent.model"]
   local transport = self.record and (rawget(self, "transport")
-    or (self == run._default() and loaded_model and loaded_model.transport))
+    or (self == context.default() and loaded_model and loaded_model.transport))
   local recorded = transport and require("luagent.model.recording").recorder_failure(transport)
   if recorded then found[#found + 1] = recorded end
   if #found == 0 then return err end
@@ -78,7 +80,7 @@ end
 function RecipeRun:_use_recording(opts)
   local recording = require "luagent.model.recording"
   local choice = {record = opts.record, replay = opts.replay, recipe = self.recipe}
-  if self == run._default() then
+  if self == context.default() then
     local model = require "luagent.model"
     model.transport, model.replaying = recording.transport(choice, model.transport)
   else
@@ -159,7 +161,7 @@ end
 
 -- The run's folder, not made.
 function RecipeRun:_folder()
-  return rawget(self, "folder") or (run.runs_root() .. "/" .. self.id)
+  return rawget(self, "folder") or (context.runs_root() .. "/" .. self.id)
 end
 
 -- r:dir([sub]) -> path   the run's folder or one inside it, made on first use;
@@ -179,13 +181,14 @@ local function check_option(cond, name, what)
   if not cond then error(("run.new: option '%s' must be %s"):format(name, what), 3) end
 end
 
-function methods.new(opts)
+-- methods.new(opts, make): run.new (make: run._make, which makes a run of the fields)
+function methods.new(opts, make)
   check_option(type(opts) == "table", "opts", "a table of options")
   check_option(type(opts.recipe) == "string", "recipe", "the recipe file's path (a string)")
   check_option(opts.settings == nil or type(opts.settings) == "table", "settings", "a table")
   check_option(opts.dir == nil or type(opts.dir) == "string", "dir", "a folder path (a string)")
   check_option(opts.transport == nil or type(opts.transport) == "function", "transport", "a function")
-  local r = run._make{recipe = opts.recipe, settings = opts.settings, args = opts.args, folder = opts.dir,
+  local r = make{recipe = opts.recipe, settings = opts.settings, args = opts.args, folder = opts.dir,
                       id = opts.id, capture = opts.capture or false, replaying = false,
                       transport = opts.transport or require("luagent.model").transport}
   local ok, err = pcall(r._start, r, {quiet = opts.quiet, json = opts.json, record = opts.record, replay = opts.replay,
@@ -253,12 +256,7 @@ local function body(r, chunk, out, ...)
     status, err = "failed", errors.new("error", ("the recipe ended with exit status %d"):format(returned),
                                        {exit_status = returned})
   end
-  local hook_err = r:_run_exit_hooks(status, err and err.message)
-  if hook_err and status == "ok" then status, err = "failed", hook_err end
-  r:_cache_summary()
-  r:_close_trace(status, err and err.message)
-  local write_err = r:_write_failures()
-  if write_err and status == "ok" then status, err = "failed", write_err end
+  status, err = r:_end(status, err)
   if out then out:close() end
   return {status = status, error = err, traceback = traceback, final = r.final, stats = r.stats, dir = r:_folder(),
           trace = r.trace and r.trace.path or nil}

@@ -75,6 +75,7 @@ local supervisor = require "luagent.sandbox.supervisor"
 local recovery = require "luagent.sandbox.recovery"
 local packing = require "luagent.sandbox.packing"
 local process = require "luagent.sandbox.process"
+local owner = require "luagent.sandbox.owner"
 
 local docker = {}
 
@@ -89,11 +90,11 @@ local BACKSTOP = 15
 -- answer end the wait; one could be a moment of load.
 local HEARTBEAT = 15
 -- Labels of a session's objects a rescue reads (luagent.sandbox.leftovers):
--- what its workspace is and the user commands run as (set here), the run
--- that made it and its save spec (set by sandbox.open, when it has one).
-docker.LABELS = {workspace = "luagent.workspace", user = "luagent.user", run = "luagent.run",
-                 save_from = "luagent.save.from", save_to = "luagent.save.to", save_required = "luagent.save.required"}
+-- what its workspace is and the user commands run as (set here); the run
+-- that made it and its save spec are its owner's (luagent.sandbox.owner).
+docker.LABELS = {workspace = "luagent.workspace", user = "luagent.user"}
 local WORKSPACE_LABEL, USER_LABEL = docker.LABELS.workspace, docker.LABELS.user
+local SAVE_FROM = owner.LABELS.save_from
 -- Extraction and snapshots: the most a pack may run.
 local PACK_TIMEOUT = 3600
 
@@ -519,7 +520,7 @@ end
 -- What could not be read for want of the engine keeps a session that has
 -- outputs to save (see the top): a rescue brings them home.
 function Session:_unread(err)
-  if err.kind == "docker_unreachable" and self.spec.labels[docker.LABELS.save_from] then self.unread = true end
+  if err.kind == "docker_unreachable" and self.spec.labels[SAVE_FROM] then self.unread = true end
   return err
 end
 
@@ -530,7 +531,7 @@ function Session:extract(name, host_dir, opts)
     max_bytes = opts.max_bytes or self.spec.max_extract, max_entries = opts.max_entries or self.spec.max_extract_entries,
     timeout = PACK_TIMEOUT}, "read " .. path .. " from sandbox " .. self.id)
   if not raw then return nil, self:_unread(err) end
-  if name == self.spec.labels[docker.LABELS.save_from] then self.unread = nil end
+  if name == self.spec.labels[SAVE_FROM] then self.unread = nil end
   local report
   report, err = packing.extract_report(raw, path)
   if self.workspace_reset then (report or err).workspace_reset = self.workspace_reset end

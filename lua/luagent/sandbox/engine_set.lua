@@ -50,6 +50,7 @@ local image = require "luagent.image"
 local engine_config = require "luagent.sandbox.engine_config"
 local leftovers = require "luagent.sandbox.leftovers"
 local recovery = require "luagent.sandbox.recovery"
+local handle = require "luagent.handle"
 
 local engines = {}
 
@@ -388,17 +389,12 @@ function engines.create(set, backend, spec, opts)
     local m, err = place(set, spec.image, opts, skip)
     if not m then return nil, err end
     local e, session = m.engine, nil
-    local ok, raised = pcall(function()
-      local there
-      there, err = ensure_image(set, m, spec.image)
-      if there then session, err = backend.create(e.client, spec) end
-    end)
-    if not ok then
-      release(e)
-      error(raised, 0)
-    end
-    if session then return attach(session, e) end
-    release(e)
+    -- the room placed is held until a session takes it: every other way out gives it back
+    local held <close> = handle.guard(e, release)
+    local there
+    there, err = ensure_image(set, m, spec.image)
+    if there then session, err = backend.create(e.client, spec) end
+    if session then return held:built(attach(session, e)) end
     if err.kind ~= "docker_unreachable" or #set.members == 1 then
       return nil, #set.members == 1 and err or naming(err, e)
     end

@@ -1,9 +1,6 @@
--- luagent.sandbox.leftovers: who owns a sandbox, and removing those whose
--- owner is gone — after rescuing the outputs they hold.
+-- luagent.sandbox.leftovers: removing the sandboxes whose owner is gone
+-- (luagent.sandbox.owner: who that is) — after rescuing the outputs they hold.
 --
---   leftovers.owner_labels([save])    -> the labels every session of this process carries; with
---                                        sandbox.open's save spec, also the run and that spec
---   leftovers.owner_alive(labels)     -> is the luagent process that made them still running?
 --   leftovers.list(client)            -> {{id, name, session, state, status, image, created, owner_pid, alive,
 --                                          run, save = {from, to, required}, outputs}} | nil, err
 --       outputs: "none" (no save spec), "saved" (its run wrote them home), "unsaved", "mirrored"
@@ -26,46 +23,15 @@
 -- supervisor binary (one per build, luagent-supervisor-<sha>) is shared by
 -- sessions and kept; prune --all removes those not in use (a session that
 -- finds its own gone fills it again).
-local sys = require "luagent.sys"
 local errors = require "luagent.errors"
 local json = require "luagent.json"
-local fs = require "luagent.fs"
-local manifest = require "luagent.manifest"
 local outputs = require "luagent.outputs"
 local docker = require "luagent.sandbox.docker_backend"
+local owner = require "luagent.sandbox.owner"
+local rescue = require "luagent.sandbox.rescue"
 
 local leftovers = {}
-local LABELS = docker.LABELS
-
--- An absolute host path (a rescue may run in another folder).
-local function absolute(path)
-  if path:sub(1, 1) == "/" then return path end
-  return (fs.realpath(".") or ".") .. "/" .. path:gsub("^%./", "")
-end
-
-function leftovers.owner_labels(save)
-  local pid = sys.pid()
-  local labels = {
-    ["luagent"] = "1",
-    ["luagent.owner.pid"] = tostring(pid),
-    ["luagent.owner.start"] = tostring(sys.process_start(pid) or 0),
-    ["luagent.owner.host"] = sys.hostname(),
-  }
-  if type(save) == "table" and type(save.from) == "string" and type(save.to) == "string" then
-    labels[LABELS.run] = luagent.run_id()
-    labels[LABELS.save_from] = manifest.workspace_path(save.from) or save.from
-    labels[LABELS.save_to] = absolute(save.to)
-    labels[LABELS.save_required] = json.encode(json.array(save.required or {}))
-  end
-  return labels
-end
-
--- A sandbox made on another host is assumed alive: we cannot tell.
-function leftovers.owner_alive(labels)
-  if labels["luagent.owner.host"] ~= sys.hostname() then return true end
-  local start = sys.process_start(tonumber(labels["luagent.owner.pid"]) or -1)
-  return start ~= nil and tostring(start) == labels["luagent.owner.start"]
-end
+local LABELS, WORKSPACE_LABEL = owner.LABELS, docker.LABELS.workspace
 
 local function save_spec(labels)
   local from, to = labels[LABELS.save_from], labels[LABELS.save_to]
@@ -83,15 +49,14 @@ end
 local function outputs_state(c, labels)
   if not c.save or c.state == "created" then return "none" end -- a session that never started made nothing
   if saved(c.save, c.run) then return "saved" end
-  if labels[LABELS.workspace] == "memory" and c.state ~= "running" then
+  if labels[WORKSPACE_LABEL] == "memory" and c.state ~= "running" then
     -- the stop emptied the workspace; what the mirror brought home is all there is
-    return require("luagent.sandbox.rescue").mirrored_files(c) and "mirrored" or "lost"
+    return rescue.mirrored_files(c) and "mirrored" or "lost"
   end
   return "unsaved"
 end
 
 local LUAGENT_ONLY = {filters = {label = {"luagent=1"}}}
-leftovers.RESCUE_LABEL = "luagent.rescue"
 
 function leftovers.list(client)
   local found, err = client:call("GET", "/containers/json", nil,
@@ -103,8 +68,8 @@ function leftovers.list(client)
     local item = {
       id = c.Id, name = (c.Names and c.Names[1] or ""):gsub("^/", ""), session = labels["luagent.session"],
       state = c.State, status = c.Status, image = c.Image, created = c.Created,
-      owner_pid = tonumber(labels["luagent.owner.pid"]), alive = leftovers.owner_alive(labels),
-      run = labels[LABELS.run], save = save_spec(labels), rescue_of = labels[leftovers.RESCUE_LABEL],
+      owner_pid = tonumber(labels["luagent.owner.pid"]), alive = owner.alive(labels),
+      run = labels[LABELS.run], save = save_spec(labels), rescue_of = labels[owner.RESCUE_LABEL],
     }
     item.outputs = outputs_state(item, labels)
     out[#out + 1] = item
@@ -121,7 +86,6 @@ end
 -- may be removed, else false, why (or false, nil when another process is
 -- rescuing them, which is left to it).
 local function rescue_first(client, c, opts)
-  local rescue = require "luagent.sandbox.rescue"
   local say = opts.say or say_stderr
   if c.alive then return false, ("its run %s is still running (pid %s)"):format(c.run or "?", c.owner_pid or "?") end
   local outcome, err = rescue.outputs(client, c)
@@ -174,7 +138,7 @@ function leftovers.prune(client, opts)
   -- volumes whose container is already gone
   local vols = client:call("GET", "/volumes", nil, {query = LUAGENT_ONLY})
   for _, v in ipairs(vols and vols.Volumes or {}) do
-    if all or not leftovers.owner_alive(v.Labels or {}) then docker.remove_volume(client, v.Name) end
+    if all or not owner.alive(v.Labels or {}) then docker.remove_volume(client, v.Name) end
   end
   if all then -- shared: a volume some session mounts is refused by the engine, and kept
     local shared = client:call("GET", "/volumes", nil, {query = {filters = {name = {"luagent-supervisor-"}}}})

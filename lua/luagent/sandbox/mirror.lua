@@ -47,6 +47,7 @@
 -- the mirrored files, each with `mirrored = {turn, command, time}`.
 local errors = require "luagent.errors"
 local events = require "luagent.events"
+local context = require "luagent.context"
 local fs = require "luagent.fs"
 local json = require "luagent.json"
 local loop = require "luagent.loop"
@@ -74,7 +75,7 @@ function mirror.new(o)
     counts = {passes = 0, lists = 0, packs = 0, copied = 0, busy = 0, unsteady = 0},
   }, Mirror)
   -- the agent turn a command belongs to: the run's last tool call
-  local run = require("luagent.run").current()
+  local run = context.current()
   m.run = run
   m.listener = run:subscribe(function(ev)
     if ev.type == "tool_call" and math.type(ev.turn) == "integer" then m.turn = ev.turn end
@@ -280,8 +281,6 @@ end
 
 function Mirror:_warn(err)
   if self.closed or err.kind == "closed" or err.kind == "cancelled" then return end
-  self.failures = (self.failures or 0) + 1
-  self.last_error = err.message
   if self.warned then return end
   self.warned = true
   local last

@@ -6,17 +6,18 @@
 --   pool.key(set, spec) -> string      what two opens must share to share a pool: the
 --       session spec without its per-session parts (id, the session label) and its
 --       per-open parts (staged, restore), and the engines (set.key)
---   pool.new{backend, set, spec, size, option, wait} -> p | nil, err
+--   pool.new{backend, set, spec, size, option, wait, key} -> p | nil, err
 --       size sessions of spec on the engines of `set` (luagent.sandbox.engine_set), each
 --       placed like any session: on the least loaded engine with room (backend:
 --       luagent.sandbox.docker_backend's functions); wait = true: returns once all of them are
 --       up (else they start in the background). err: the engines cannot hold them (their
 --       capacities or their memory: kind "config", naming `option`), or (wait) a session
---       could not start; nothing is left running then.
---   pool.take(set, spec) -> session | nil      a started, never-used session of this
---       exact spec, never handed out twice; the pool refills in the background (a refill
+--       could not start; nothing is left running then. key: pool.key(set, spec) when the
+--       caller has it already (an open computes it once)
+--   pool.take(key) -> session | nil            a started, never-used session of the spec of
+--       this key, never handed out twice; the pool refills in the background (a refill
 --       waits for room when every engine is at its capacity)
---   pool.has(set, spec) -> boolean             some open pool keeps this spec
+--   pool.has(key) -> boolean                   some open pool keeps the spec of this key
 --   pool.list() -> {p, ...}                    the open pools
 --   pool.drain_all()                           every pool closed (the process's end)
 --   p:close() -> true | nil, err               drained: its sessions that were not handed
@@ -36,6 +37,7 @@ local errors = require "luagent.errors"
 local loop = require "luagent.loop"
 local sys = require "luagent.sys"
 local engines = require "luagent.sandbox.engine_set"
+local handle = require "luagent.handle"
 
 local pool = {}
 
@@ -116,27 +118,25 @@ local function session_spec(p)
   return spec
 end
 
+-- A started, warm session | nil, err; a session that fails on the way, or
+-- whose start is cancelled (Ctrl-C), is removed (luagent.handle's guard).
+local function start_one(p)
+  local session, err = engines.create(p.set, p.backend, session_spec(p),
+                                      {wait = math.huge, stop = function() return p.closed or p.stopped end})
+  if not session then return nil, err end
+  local building <close> = handle.guard(session, session.remove)
+  local up
+  up, err = session:start()
+  if up then up, err = session:warm() end
+  if not up then return nil, err end
+  return building:built()
+end
+
 -- Starts one session and keeps it ready; what it made is removed when it
 -- fails, is cancelled (Ctrl-C) or the pool closed meanwhile.
 local function fill_one(p)
-  local session, err
-  local ok, raised = pcall(function()
-    session, err = engines.create(p.set, p.backend, session_spec(p),
-                                  {wait = math.huge, stop = function() return p.closed or p.stopped end})
-    if not session then return end
-    local up
-    up, err = session:start()
-    if up then up, err = session:warm() end
-    if not up then
-      session:remove()
-      session = nil
-    end
-  end)
-  if not ok then
-    err = errors.from(raised)
-    if session then pcall(session.remove, session) end
-    session = nil
-  end
+  local ok, session, err = pcall(start_one, p)
+  if not ok then session, err = nil, errors.from(session) end
   p.starting = p.starting - 1
   if loop.cancelled() then p.stopped = true end -- only the process stopping cancels a start (Ctrl-C)
   if session and p.closed then
@@ -190,7 +190,7 @@ end
 -- The pool is known (pool.has) before anything waits, so opens running at
 -- the same time do not make a second one; a pool that cannot be is closed.
 function pool.new(o)
-  local key = pool.key(o.set, o.spec)
+  local key = o.key or pool.key(o.set, o.spec)
   local p = setmetatable({
     id = sys.random_hex(6), key = key, backend = o.backend, set = o.set, template = o.spec, size = o.size,
     ready = {}, starting = 0, taken = 0, failures = 0, handed = {}, tasks = {}, closed = false,
@@ -198,19 +198,20 @@ function pool.new(o)
   }, Pool)
   open_pools[key] = open_pools[key] or {}
   table.insert(open_pools[key], p)
-  local done, ok, err = pcall(check_capacity, o.set, o.spec, o.size, o.option, p)
-  if done and ok then
+  -- usable while it fills (opens at the same time take from it), and closed
+  -- (drained) on every way out before it is built: a failure, Ctrl-C
+  local building <close> = handle.guard(p)
+  local ok, err = check_capacity(o.set, o.spec, o.size, o.option, p)
+  if ok then
     p:_refill()
-    if o.wait then done, ok, err = pcall(p.wait, p) end
+    if o.wait then ok, err = p:wait() end
   end
   p.wait_fill = nil
-  if not (done and ok) then
-    p:close()
-    if not done then error(ok, 0) end -- cancelled (Ctrl-C): what it made is removed
+  if not ok then
     if err.kind == "config" then return nil, err end
     return nil, errors.wrap(err, "the sandbox pool could not start its sessions")
   end
-  return p
+  return building:built()
 end
 
 -- A ready session whose supervisor died while it waited is removed, and the
@@ -229,8 +230,8 @@ function Pool:_take()
   return nil
 end
 
-function pool.take(set, spec)
-  local list = open_pools[pool.key(set, spec)]
+function pool.take(key)
+  local list = open_pools[key]
   for _, p in ipairs(list or {}) do
     local session = p:_take()
     if session then return session end
@@ -238,8 +239,8 @@ function pool.take(set, spec)
   return nil
 end
 
-function pool.has(set, spec)
-  return open_pools[pool.key(set, spec)] ~= nil
+function pool.has(key)
+  return open_pools[key] ~= nil
 end
 
 function Pool:wait()

@@ -30,6 +30,8 @@ local errors = require "luagent.errors"
 local fs = require "luagent.fs"
 local docker = require "luagent.sandbox.docker_backend"
 local outputs = require "luagent.outputs"
+local owner = require "luagent.sandbox.owner"
+local defaults = require "luagent.sandbox.defaults"
 
 local rescue = {}
 
@@ -38,9 +40,8 @@ local function plural(n, word)
 end
 
 local function claim(client, c)
-  local leftovers = require "luagent.sandbox.leftovers"
-  local labels = leftovers.owner_labels()
-  labels[leftovers.RESCUE_LABEL] = c.session
+  local labels = owner.labels()
+  labels[owner.RESCUE_LABEL] = c.session
   local created, err = client:call("POST", "/containers/create", {Image = c.image, Entrypoint = {"/nothing"},
     Labels = labels, NetworkDisabled = true, HostConfig = {NetworkMode = "none"}},
     {query = {name = "luagent-" .. c.session .. "-rescue"}})
@@ -52,7 +53,6 @@ end
 -- The leftover's session, driven like the run's own: the outputs of its
 -- save spec extracted and written down.
 local function bring_home(client, info, c)
-  local defaults = require("luagent.sandbox").defaults
   local session = docker.adopt(client, info, defaults)
   local box = {
     session = session.id,

@@ -9,7 +9,6 @@
 --   files.image(state, path) -> html   <img> of a workspace or run-folder path (output/x.png), or a note why not
 --   files.href(state, rel) -> the href of a file in the run folder, from the page
 --   files.is_image(entry) -> whether an output (of files.outputs) is a PNG or JPEG, by its first bytes
-local json = require "luagent.json"
 local fs = require "luagent.fs"
 local sys = require "luagent.sys"
 local f = require "luagent.trace_page.format"
@@ -19,9 +18,7 @@ local files = {}
 files.MAX_IMAGE = 2 * 1024 * 1024       -- bytes of one image shown inline
 files.MAX_IMAGES = 16 * 1024 * 1024     -- bytes of all images on one page
 
-local function encode_path(p)
-  return (p:gsub("[^%w%-%._~/]", function(c) return ("%%%02X"):format(c:byte()) end))
-end
+local encode_path = f.encode_path
 
 local function parent(path)
   return path:match("^(.*)/[^/]*$") or "."
@@ -87,15 +84,9 @@ function files.image(state, path)
     cached, f.escape(rel), link, f.bytes(size))
 end
 
-local function read_json(path)
-  local text = fs.read(path)
-  local ok, value = pcall(json.decode, text or "")
-  return text and ok and value or nil
-end
-
 function files.outputs(state)
   local list, from = {}, nil
-  local manifest = read_json(state.dir .. "/manifest.json")
+  local manifest = f.read_json(state.dir .. "/manifest.json")
   if type(manifest) == "table" and type(manifest.files) == "table" then
     from = "manifest.json"
     for _, e in ipairs(manifest.files) do
@@ -123,11 +114,7 @@ end
 
 -- Is this output a PNG or JPEG (by its first bytes)?
 function files.is_image(entry)
-  local h = entry.file and io.open(entry.file, "rb")
-  if not h then return false end
-  local head = h:read(8) or ""
-  h:close()
-  return f.image_type(head) ~= nil
+  return f.file_image_type(entry.file) ~= nil
 end
 
 return files

@@ -1,4 +1,4 @@
--- luagent.eval_page (internal; luagent.eval calls it): the comparison page
+-- luagent.eval.page (internal; luagent.eval calls it): the comparison page
 -- of an eval, evals/<eval-id>/index.html. One self-contained file (inline
 -- CSS, images as data: URIs, no script, nothing fetched): the variant table
 -- (pass rate, mean score, turns, tokens, $, wall; the best of each column
@@ -21,13 +21,19 @@
 -- not start, e.g. the budget). In each run_dir: final.json {output},
 -- manifest.json {files = {{path, size, sha256}}} and the files under
 -- output/, trace.jsonl (its page trace.html is written when missing).
+--
+-- What it shares with the trace page and `luagent trace diff` (sizes, links,
+-- image types, JSON files; answers and their diff, a manifest's file in a run
+-- folder) is theirs: luagent.trace_page.format and luagent.trace_page.compare.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local sys = require "luagent.sys"
 local errors = require "luagent.errors"
 local diff = require "luagent.diff"
-local trace_cli = require "luagent.cli.trace"
-local trace_diff = require "luagent.cli.trace_diff"
+local trace_page = require "luagent.trace_page"
+local format = require "luagent.trace_page.format"
+local compare = require "luagent.trace_page.compare"
+local results_of = require "luagent.eval.results"
 
 local eval_page = {}
 
@@ -36,7 +42,7 @@ eval_page.MAX_IMAGES = 40 * 1024 * 1024      -- bytes of all images shown inline
 local MAX_TEXT = 1024 * 1024                 -- a bigger output file is not read as text
 local MAX_LINES = 300                        -- lines of one text or diff shown
 
-local escape = trace_cli.escape_html
+local escape = format.escape
 
 -- ---- reading ----
 
@@ -60,7 +66,7 @@ local function number(v)
   return type(v) == "number" and v or nil
 end
 
-local tokens_of = require("luagent.eval.results").tokens_of
+local tokens_of = results_of.tokens_of
 
 -- Which row is best in each column (only when there are rows to compare and they differ).
 local BEST = {pass_rate = "max", mean_score = "max", mean_turns = "min", mean_tokens = "min", mean_cost = "min",
@@ -88,7 +94,7 @@ local function mark_best(rows)
 end
 
 function eval_page.variant_rows(results)
-  local rows = require("luagent.eval.results").summarize(nil, results)
+  local rows = results_of.summarize(nil, results)
   mark_best(rows)
   return rows
 end
@@ -112,20 +118,14 @@ local function kilo(n)
 end
 
 local function bytes(n)
-  if not n then return "?" end
-  if n >= 1024 * 1024 then return ("%.1f MB"):format(n / 1024 / 1024) end
-  if n >= 1024 then return ("%.1f KB"):format(n / 1024) end
-  return ("%d bytes"):format(n)
+  return format.bytes(n, "bytes")
 end
 
 local function fmt(v, pattern)
   return v and pattern:format(v) or "—"
 end
 
--- A relative link: each character outside the safe set percent-encoded.
-local function href(path)
-  return escape((path:gsub("[^%w%-%._~/]", function(c) return ("%%%02X"):format(c:byte()) end)))
-end
+local href = format.href
 
 -- Lines of a text, at most MAX_LINES, escaped.
 local function pre_text(text, class)
@@ -160,18 +160,7 @@ local function pre_diff(text)
   return '<pre class="diff">' .. table.concat(out) .. "</pre>"
 end
 
-local function image_type(data)
-  if data:sub(1, 8) == "\137PNG\r\n\26\n" then return "image/png" end
-  if data:sub(1, 3) == "\255\216\255" then return "image/jpeg" end
-  return nil
-end
-
 -- ---- one run ----
-
-local function read_json(path)
-  local text = fs.read(path)
-  return text and json.decode(text) or nil
-end
 
 -- The run's folder (absolute or relative to eval_dir), or nil.
 local function run_folder(eval_dir, r)
@@ -184,37 +173,23 @@ local function load_run(eval_dir, r)
   local info = {files = {}, paths = {}}
   local dir = run_folder(eval_dir, r)
   if not dir then return info end
-  local final = read_json(dir .. "/final.json")
+  local final = format.read_json(dir .. "/final.json")
   if type(final) == "table" then info.final, info.has_final = final.output, true end
-  local manifest = read_json(dir .. "/manifest.json")
-  for _, f in ipairs(type(manifest) == "table" and type(manifest.files) == "table" and manifest.files or {}) do
-    if type(f) == "table" and type(f.path) == "string" then
-      local rel = f.path:match("^[^/]+/(.+)$") or f.path
-      local file
-      for _, candidate in ipairs({dir .. "/" .. f.path, dir .. "/output/" .. rel}) do
-        local st = fs.stat(candidate)
-        if st and st.type == "file" then file = candidate break end
-      end
-      info.files[f.path] = {entry = f, file = file, link = file and file:sub(#eval_dir + 2)}
-      info.paths[#info.paths + 1] = f.path
+  local manifest = format.read_json(dir .. "/manifest.json")
+  for _, e in ipairs(type(manifest) == "table" and type(manifest.files) == "table" and manifest.files or {}) do
+    if type(e) == "table" and type(e.path) == "string" then
+      local file = compare.run_file(dir, e.path)
+      info.files[e.path] = {entry = e, file = file, link = file and file:sub(#eval_dir + 2)}
+      info.paths[#info.paths + 1] = e.path
     end
   end
   table.sort(info.paths)
-  local trace_page = dir .. "/trace.html"
-  if not fs.exists(trace_page) and fs.exists(dir .. "/trace.jsonl") then
-    trace_cli.write_html(dir .. "/trace.jsonl", trace_page)
+  local page = dir .. "/trace.html"
+  if not fs.exists(page) and fs.exists(dir .. "/trace.jsonl") then
+    trace_page.write(dir .. "/trace.jsonl", page)
   end
-  if fs.exists(trace_page) then info.trace = trace_page:sub(#eval_dir + 2) end
+  if fs.exists(page) then info.trace = page:sub(#eval_dir + 2) end
   return info
-end
-
--- The first bytes of a file ("" when it cannot be read).
-local function head_bytes(file, n)
-  local h = file and io.open(file, "rb")
-  if not h then return "" end
-  local data = h:read(n) or ""
-  h:close()
-  return data
 end
 
 -- A file's content when it is small enough to show (read once), or nil.
@@ -229,7 +204,7 @@ end
 -- One declared output of a run; `base` the same file of the first variant's run (or nil).
 local function render_file(out, state, path, f, base, base_name)
   local head = ('<div class="fname">%s <span class="dim">%s</span>'):format(escape(path), bytes(f.entry.size))
-  local kind = image_type(head_bytes(f.file, 8))
+  local kind = format.file_image_type(f.file)
   if kind then
     local st = fs.stat(f.file)
     local data = st.size <= state.max_image and state.image_bytes + st.size <= eval_page.MAX_IMAGES
@@ -301,15 +276,15 @@ local function render_run(out, state, r, info, base_info, base_name)
   if class == "error" then out[#out + 1] = ('<pre class="error">%s</pre>'):format(escape(tostring(r.error))) end
   out[#out + 1] = "<h4>Final answer</h4>"
   if info.has_final then
-    local answer = trace_diff.answer_text(info.final)
+    local answer = compare.answer_text(info.final)
     out[#out + 1] = pre_text(answer, "answer")
     if base_name and base_info and base_info.has_final then
-      local base_answer = trace_diff.answer_text(base_info.final)
+      local base_answer = compare.answer_text(base_info.final)
       if base_answer == answer then
         out[#out + 1] = ('<p class="same">the same answer as %s</p>'):format(escape(base_name))
       else
         out[#out + 1] = ("<details><summary>against %s</summary>%s</details>"):format(escape(base_name),
-          pre_diff(trace_diff.answer_diff(base_answer, answer)))
+          pre_diff(compare.answer_diff(base_answer, answer)))
       end
     end
   else

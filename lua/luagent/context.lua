@@ -1,0 +1,43 @@
+-- luagent.context: which run the calling task belongs to, for the library
+-- modules (events, trace, model, sandbox, mcp, ...). A run is its tasks'
+-- context (loop.spawn_in; inherited by the tasks they spawn), else the
+-- process's default run. A leaf: the library requires it and never
+-- luagent.run, which makes runs and registers here what they are; calls
+-- go down only (luagent.run -> luagent.context -> luagent.loop).
+--
+--   context.current() -> run       the calling task's run, else the default run
+--   context.default() -> run | nil  the process's run (`luagent run`'s; a bare one in the REPL and CLI commands)
+--   context.runs_root() -> path    where run folders go: $LUAGENT_RUNS_DIR, else "runs"
+--   context._register(class)       (luagent.run) a task's context is a run when its metatable is class
+--   context._set_default(r) -> r   (luagent.run) the process's run
+local loop = require "luagent.loop"
+
+local context = {}
+
+local class   -- the runs' metatable
+local default -- the process's run
+
+function context._register(c)
+  class = c
+end
+
+function context._set_default(r)
+  default = r
+  return r
+end
+
+function context.default()
+  return default
+end
+
+function context.current()
+  local r = loop.context()
+  if r ~= nil and getmetatable(r) == class then return r end
+  return default
+end
+
+function context.runs_root()
+  return os.getenv("LUAGENT_RUNS_DIR") or "runs"
+end
+
+return context
