@@ -224,7 +224,7 @@ function Cache:stored(look, result)
     request = look.request, cost = result.cost, duration = result.duration,
     result = {text = result.text, tool_calls = json.array(calls), finish_reason = result.finish_reason,
               usage = result.usage, model = result.model, provider_items = result.provider_items,
-              commentary = result.commentary},
+              commentary = result.commentary, reasoning_summary = result.reasoning_summary},
   })
 end
 

@@ -163,6 +163,19 @@ t.test("errors, retries, limits and timeouts are marked for the errors filter", 
   has(page, "<b><a href=\"#filter=errors\">4</a></b>")
 end)
 
+t.test("a model's reasoning summary shows, folded, beside its turn; encrypted reasoning never does", function()
+  local evs = run_events()
+  for _, ev in ipairs(evs) do
+    if ev.type == "model_response" and ev.t == 1.0 then ev.reasoning = "Compare with the **baseline** first. " .. EVIL end
+  end
+  local page = trace_page.render(evs, {dir = run_dir()})
+  has(page, '<details class="reasoning"><summary>Reasoning</summary>')
+  has(page, "<strong>baseline</strong>")
+  t.no_match(page, "<details class=\"reasoning\">.-" .. EVIL:gsub("%p", "%%%0"), "the summary is escaped like all text")
+  local plain = trace_page.render(run_events(), {dir = run_dir()})
+  t.no_match(plain, 'class="reasoning"', "no reasoning, no block")
+end)
+
 t.test("nothing from the trace becomes markup: the page's own script is the only one", function()
   local page = trace_page.render(run_events({{type = "custom_" .. EVIL, t = 3, [EVIL] = EVIL}}), {dir = run_dir()})
   t.eq(count(page:lower(), "<script"), 1, "one <script>: the page's filter")

@@ -156,7 +156,7 @@ function call.answered(m, result)
   events.emit({type = "model_response", provider = m.provider, model = m.model, attempts = result.attempts,
                cached = result.cached or nil, duration = result.duration, usage = result.usage, cost = result.cost,
                saved_cost = result.saved_cost, finish_reason = result.finish_reason, text = result.text,
-               tool_calls = result.tool_calls})
+               tool_calls = result.tool_calls, reasoning = result.reasoning_summary})
   return result
 end
 

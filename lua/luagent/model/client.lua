@@ -63,7 +63,8 @@ local function from_cache(m, req, look, body, url, started)
   for i, c in ipairs(stored.tool_calls) do calls[i] = content.tool_call(c.id, c.name, c.arguments_json) end
   local result = {text = stored.text, tool_calls = calls, finish_reason = stored.finish_reason, usage = stored.usage,
                   model = stored.model or m.model, provider = m.provider, cost = 0, saved_cost = entry.cost,
-                  cached = true, attempts = 0, provider_items = stored.provider_items, commentary = stored.commentary}
+                  cached = true, attempts = 0, provider_items = stored.provider_items, commentary = stored.commentary,
+                  reasoning_summary = stored.reasoning_summary}
   if req.on_delta and result.text and result.text ~= "" then req.on_delta(result.text) end
   result.duration = loop.now() - started
   return call.answered(m, result)

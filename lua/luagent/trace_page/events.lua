@@ -197,6 +197,14 @@ function by_type.agent_start(ctx, i, ev)
   return block(i, ev, "agent", inner, "pin")
 end
 
+-- A model's reasoning summary (Responses' reasoning summaries, Anthropic's
+-- thinking), folded: the encrypted reasoning itself is never shown.
+local function reasoning_html(resp)
+  local text = f.str(resp.reasoning)
+  if not text or text == "" then return "" end
+  return '<details class="reasoning"><summary>Reasoning</summary>' .. md(text) .. "</details>"
+end
+
 function by_type.agent_turn(ctx, i, ev)
   local resp = ctx.ix.response_of[i] or {}
   local bits = {("<b>Turn %s</b>"):format(escape(tostring(ev.turn or "?")))}
@@ -208,7 +216,7 @@ function by_type.agent_turn(ctx, i, ev)
       f.tokens((f.num(ev.total_usage.input_tokens) or 0) + (f.num(ev.total_usage.output_tokens) or 0)),
       ev.total_cost ~= nil and f.money(ev.total_cost) or "$?")
   end
-  local inner = head(ctx, i, ev, table.concat(bits, " · "))
+  local inner = head(ctx, i, ev, table.concat(bits, " · ")) .. reasoning_html(resp)
   if f.str(ev.text) and ev.text ~= "" then inner = inner .. md(ev.text) end
   local calls = type(ev.tool_calls) == "table" and ev.tool_calls or {}
   if #calls > 0 then
@@ -226,7 +234,7 @@ function by_type.model_response(ctx, i, ev)
   local bits = {("model %s"):format(escape(f.str(ev.model) or "?")),
                 ev.cached and "from the cache" or f.secs(ev.duration), usage_text(ev.usage, ev.cost)}
   if f.str(ev.finish_reason) then bits[#bits + 1] = escape(ev.finish_reason) end
-  local inner = head(ctx, i, ev, table.concat(bits, " · "))
+  local inner = head(ctx, i, ev, table.concat(bits, " · ")) .. reasoning_html(ev)
   if f.str(ev.text) and ev.text ~= "" then inner = inner .. md(ev.text) end
   local calls = type(ev.tool_calls) == "table" and ev.tool_calls or {}
   for _, c in ipairs(calls) do

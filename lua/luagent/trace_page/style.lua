@@ -76,7 +76,7 @@ button.more{font:inherit;font-size:.8em;border:0;background:none;color:#0969da;c
 .md code{background:#eff1f3;border-radius:3px;padding:0 .25em;font:12px ui-monospace,Menlo,Consolas,monospace}
 .md pre code{background:none;padding:0}.md blockquote{margin:.4em 0;padding:0 .8em;border-left:3px solid #d0d7de;color:#556}
 .md-img{color:#667;font-style:italic}details summary{cursor:pointer;color:#0969da}
-details.instr{margin:.3em 0}.answer,.task{margin-top:.3em}a{color:#0969da}
+details.instr{margin:.3em 0}details.reasoning{margin:.3em 0;color:#57606a}.answer,.task{margin-top:.3em}a{color:#0969da}
 body[data-filter=model] .ev:not(.k-model):not(.pin),body[data-filter=tool] .ev:not(.k-tool):not(.pin),
 body[data-filter=sandbox] .ev:not(.k-sandbox):not(.pin),
 body[data-filter=errors] .ev:not(.bad):not(.warn):not(.pin){display:none}
