@@ -1,22 +1,7 @@
 -- luagent.agent: the write-run-observe loop.
 --
---   local analyst = agent.new{
---     name = "Energy anomaly analyst",
---     instructions = "You are a careful data analyst...",   -- the system prompt
---     model = model.from(cfg.model),                        -- anything with :complete
---     tools = tools.standard(box),                          -- plain tables (see luagent.tools)
---     max_turns = 20, budget = {tokens = 300000, cost = 2.00},
---     outputs = {"output/anomalies.csv", "output/*.png", "output/report.md"},
---     max_tool_output = 16000,                              -- longer tool results are cut
---     on_step = function(step) end,                         -- every model turn and tool call
---     output = {schema = {...JSON Schema...}, name = "report"},   -- a structured final answer
---     approve = function(call, ctx) return true end,        -- or "ask": a person decides
---   }
---   local result = analyst:run("Find the anomaly in input/building_energy.csv")
---   -- result = {output, value, turns, usage, cost, transcript, stopped_by = "answer" | "max_turns"
---   --           | "budget" | "error" | "invalid_output" | "refused" | "length" | "context_window", error,
---   --           output_errors,
---   --           missing_outputs, duration}
+-- agent.new{...} -> agent; agent:run(task [, {messages}]) -> result: the options and the
+-- result's fields are in lua/meta/agent.lua.
 --
 -- The loop: call the model; run the tool calls it asks for (several at once
 -- when it asks for several); give the results back; repeat until it answers
@@ -49,6 +34,11 @@
 -- once approved (luagent.approval): a refused call's result is the reason,
 -- changed arguments run instead of the model's (its result says so). Calls
 -- are approved one at a time, in order, before a turn's calls run.
+--
+-- An answer that is cut off is never final: a paused turn (pause_turn) goes
+-- back and the model goes on; one cut at max_tokens or at the context window
+-- ends the run with stopped_by length or context_window. Before each call a
+-- run that nears its context window is compacted (luagent.compaction).
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
