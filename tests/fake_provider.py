@@ -10,6 +10,7 @@ The server is the package tests/fake_provider/ beside this file (a folder
 package is found before a module of the same name); its __init__.py is the
 reference of the protocol: the control API, the steps, the wire details.
 """
+import os
 import sys
 
 sys.dont_write_bytecode = True  # before the imports below: no __pycache__ left in tests/
@@ -24,7 +25,9 @@ def main():
     if "--self-test" in sys.argv[1:]:
         sys.exit(self_test())
     server = FakeProviderServer((HOST, 0), Handler)
-    if spec() is None:  # read before the first request, which must not pay for it
+    if os.environ.get("FAKE_PROVIDER_CHECKS", "1") == "0":
+        pass  # a benchmark's fake: no request checks (tests/run always checks)
+    elif spec() is None:  # read before the first request, which must not pay for it
         print("fake provider: no OpenAPI spec (FAKE_PROVIDER_OPENAPI or ../shared/specs): "
               "OpenAI requests are not checked", file=sys.stderr)
     print(server.server_address[1], flush=True)

@@ -65,16 +65,38 @@ local function merged(base, over)
   return out
 end
 
--- families.lookup(name [, overrides]) -> entry, family key | nil
--- overrides: {NAME = {fields}} by model or family name (a recipe's model.models).
-function families.lookup(name, overrides)
-  if type(name) ~= "string" or name == "" then return nil end
+local function lookup(name, overrides)
   for _, candidate in ipairs(names_of(name)) do
     local family, key = best_family(candidate)
     local over = overrides and (overrides[candidate] or (key and overrides[key]))
     if family or over then return merged(family, over), key or candidate end
   end
-  return nil
+  return false
+end
+
+-- Answers by overrides table (none: NO_OVERRIDES) and name: every model call
+-- prices its answer, and a walk of the table costs ~10 us.
+local NO_OVERRIDES = {}
+local memo = setmetatable({}, {__mode = "k"})
+
+-- families.lookup(name [, overrides]) -> entry, family key | nil
+-- overrides: {NAME = {fields}} by model or family name (a recipe's model.models).
+-- The entry is shared: read it, never change it.
+function families.lookup(name, overrides)
+  if type(name) ~= "string" or name == "" then return nil end
+  local by_name = memo[overrides or NO_OVERRIDES]
+  if not by_name then
+    by_name = {}
+    memo[overrides or NO_OVERRIDES] = by_name
+  end
+  local hit = by_name[name]
+  if hit == nil then
+    local entry, key = lookup(name, overrides)
+    hit = entry and {entry, key} or false
+    by_name[name] = hit
+  end
+  if not hit then return nil end
+  return hit[1], hit[2]
 end
 
 -- The model a provider uses when none is named.
