@@ -118,24 +118,8 @@ for _, path in ipairs(files) do
   end
 end
 
--- Depth-first search; a back edge to a module on the current path is a cycle.
-local state, path = {}, {}
-local function visit(n)
-  state[n] = 1
-  path[#path + 1] = n
-  for _, m in ipairs(edges[n] or {}) do
-    if state[m] == 1 then
-      local i = #path
-      while path[i] ~= m do i = i - 1 end
-      problems[#problems + 1] = table.concat(path, " -> ", i) .. " -> " .. m
-    elseif not state[m] then
-      visit(m)
-    end
-  end
-  path[#path] = nil
-  state[n] = 2
-end
-for _, n in ipairs(modules) do if not state[n] then visit(n) end end
+local cycles = dofile((arg and arg[0] or "tools/require-cycles.lua"):gsub("[^/]*$", "") .. "cycles.lua")
+for _, cycle in ipairs(cycles(modules, edges)) do problems[#problems + 1] = cycle end
 
 for _, line in ipairs(problems) do print(line) end
 os.exit(#problems == 0 and 0 or 1)

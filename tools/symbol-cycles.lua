@@ -92,24 +92,8 @@ for node, syms in pairs(needs) do
 end
 table.sort(nodes)
 
--- Depth-first search; a back edge to a node on the current path is a cycle.
-local state, path, found = {}, {}, {}
-local function visit(n)
-  state[n] = 1
-  path[#path + 1] = n
-  for _, m in ipairs(edges[n] or {}) do
-    if state[m] == 1 then
-      local i = #path
-      while path[i] ~= m do i = i - 1 end
-      found[#found + 1] = table.concat(path, " -> ", i) .. " -> " .. m
-    elseif not state[m] then
-      visit(m)
-    end
-  end
-  path[#path] = nil
-  state[n] = 2
-end
-for _, n in ipairs(nodes) do if not state[n] then visit(n) end end
+local cycles = dofile((arg and arg[0] or "tools/symbol-cycles.lua"):gsub("[^/]*$", "") .. "cycles.lua")
+local found = cycles(nodes, edges)
 
 for _, cycle in ipairs(found) do print(cycle) end
 os.exit(#found == 0 and 0 or 1)
