@@ -15,11 +15,15 @@
 -- new messages [, {replaced = N, summary = text}] | nil (keep them), info = {window, threshold, tokens,
 -- keep_turns, model, summarize = function(old_messages) -> text | nil, err}.
 --
+-- Where the provider has its own mechanism (OpenAI's /responses/compact:
+-- a wire with compact_body), the old part goes to it instead, and the
+-- encrypted compaction it answers replaces those turns; native = false asks
+-- for the summary call anyway. Anthropic's context management is not used.
+--
 -- Options (agent.new's compaction; false: never): threshold (0.8),
--- keep_turns (4), prompt, policy. The trace gets an agent_compaction event:
--- what was replaced (messages, tokens) by what (the summary's size) and
--- what the summary call cost. Provider-side compaction (OpenAI's
--- /responses/compact, Anthropic's context management) is not used yet.
+-- keep_turns (4), prompt, policy, native. The trace gets an
+-- agent_compaction event: what was replaced (messages, tokens) by what (a
+-- summary's size, or the provider's items) and what the call cost.
 local families = require "luagent.model.families"
 local json = require "luagent.json"
 local content = require "luagent.model.content"
@@ -68,13 +72,32 @@ local function as_text(messages)
   return table.concat(lines, "\n\n")
 end
 
+-- The old part of the transcript and where the kept tail starts, or nil.
+local function split(messages, keep_turns)
+  local first = messages[1] and messages[1].role == "system" and 2 or 1
+  local start = tail_start(messages, first + 1, keep_turns)
+  if not start or start <= first + 1 then return nil end -- nothing old enough to replace
+  return first, start, {table.unpack(messages, first + 1, start - 1)}
+end
+
+-- The provider's own compaction: system + task + its items + the last keep_turns turns.
+function compaction.native_policy(messages, info)
+  local task_at, start, old = split(messages, info.keep_turns)
+  if not task_at then return nil end
+  local r, err = info.model:complete{messages = old, compact = true, retry = info.retry}
+  if not r then return nil, err end
+  info.spent(r)
+  local out = {table.unpack(messages, 1, task_at)}
+  out[#out + 1] = {role = "user", content = "(the earlier turns, compacted by the provider)",
+                   provider_items = r.provider_items}
+  for i = start, #messages do out[#out + 1] = messages[i] end
+  return out, {replaced = #old, native = true}
+end
+
 -- The default policy: system + task + summary + the last keep_turns turns.
 function compaction.summarize_policy(messages, info)
-  local first = messages[1] and messages[1].role == "system" and 2 or 1
-  local task_at = first -- the first user message is the task
-  local start = tail_start(messages, task_at + 1, info.keep_turns)
-  if not start or start <= task_at + 1 then return nil end -- nothing old enough to replace
-  local old = {table.unpack(messages, task_at + 1, start - 1)}
+  local task_at, start, old = split(messages, info.keep_turns) -- the first user message is the task
+  if not task_at then return nil end
   local summary, err = info.summarize(old)
   if not summary then return nil, err end
   local out = {table.unpack(messages, 1, task_at)}
@@ -95,20 +118,25 @@ function compaction.maybe(run)
   local threshold = opts.threshold or compaction.DEFAULTS.threshold
   if not window or not tokens or tokens < threshold * window then return end
   local spent = {cost = 0, input_tokens = 0, output_tokens = 0}
-  local info = {window = window, threshold = threshold, tokens = tokens, model = a.model,
+  local info = {window = window, threshold = threshold, tokens = tokens, model = a.model, retry = a.retry,
                 keep_turns = opts.keep_turns or compaction.DEFAULTS.keep_turns}
+  function info.spent(r)
+    spent.cost = spent.cost + (r.cost or 0)
+    spent.input_tokens = spent.input_tokens + (r.usage.input_tokens or 0)
+    spent.output_tokens = spent.output_tokens + (r.usage.output_tokens or 0)
+  end
   function info.summarize(old)
     local r, err = a.model:complete{messages = {
       {role = "system", content = opts.prompt or default_prompt()},
       {role = "user", content = as_text(old)}}, retry = a.retry, agent = a.name, turn = run.turns}
     if not r then return nil, err end
-    spent.cost = spent.cost + (r.cost or 0)
-    spent.input_tokens = spent.input_tokens + (r.usage.input_tokens or 0)
-    spent.output_tokens = spent.output_tokens + (r.usage.output_tokens or 0)
+    info.spent(r)
     return r.text
   end
+  local native = opts.native ~= false and a.model.wire and a.model.wire.compact_body
+  local policy = opts.policy or (native and compaction.native_policy) or compaction.summarize_policy
   local before = #run.messages
-  local new, detail = (opts.policy or compaction.summarize_policy)(run.messages, info)
+  local new, detail = policy(run.messages, info)
   if type(new) ~= "table" then
     run:emit({type = "agent_compaction", turn = run.turns, tokens = tokens, window = window, done = false,
               error = detail and tostring(detail) or nil})
@@ -120,6 +148,7 @@ function compaction.maybe(run)
   run:emit({type = "agent_compaction", turn = run.turns, tokens = tokens, window = window, done = true,
             messages_before = before, messages_after = #new,
             replaced = type(detail) == "table" and detail.replaced or nil,
+            by = type(detail) == "table" and detail.native and "the provider's compaction" or "a summary",
             summary_chars = type(detail) == "table" and type(detail.summary) == "string" and #detail.summary or nil,
             cost = spent.cost, usage = {input_tokens = spent.input_tokens, output_tokens = spent.output_tokens}})
 end

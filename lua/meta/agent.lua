@@ -143,5 +143,6 @@ function Agent:run(task, opts) end
 ---@field keep_turns? integer the last turns kept whole (default 4)
 ---@field prompt? string what the summary call asks (default: the model table's compaction.prompt)
 ---@field policy? fun(messages: luagent.Message[], info: table): luagent.Message[]? replaces the default policy
+---@field native? boolean use the provider's own compaction where there is one (Responses; default true)
 
 return agent

@@ -6,6 +6,8 @@ works against the real services:
   POST {prefix}/v1/chat/completions   OpenAI Chat Completions (and compatible servers)
   POST {prefix}/v1/responses          OpenAI Responses API
   POST {prefix}/v1/messages           Anthropic Messages
+  POST {prefix}/v1/responses/compact  OpenAI's compaction: a reply step answers with one
+                                      encrypted compaction item (step "compaction": its content)
 
 Running
 -------

@@ -20,10 +20,11 @@ SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 JSON_CONTENT_TYPE = "application/json"
 HANGUP_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 
-CHAT, RESPONSES, ANTHROPIC = "chat", "responses", "anthropic"
+CHAT, RESPONSES, ANTHROPIC, COMPACT = "chat", "responses", "anthropic", "compact"
 PROVIDER_PATHS = {
     "/v1/chat/completions": CHAT,
     "/v1/responses": RESPONSES,
+    "/v1/responses/compact": COMPACT,
     "/v1/messages": ANTHROPIC,
 }
 

@@ -74,6 +74,7 @@ class Reply:
         self.thinking = list(step.get("thinking") or [])
         self.delta_usage = step.get("delta_usage")
         self.repeat_names = bool(step.get("repeat_names"))
+        self.compaction = step.get("compaction")
         finish = step.get("finish") or DEFAULT_FINISH
         self.finish = "tool" if self.calls and finish == DEFAULT_FINISH else finish
         self.model = step.get("model") or request.get("model") or DEFAULT_MODEL

@@ -209,3 +209,12 @@ def responses_stream(reply):
     final = "response.completed" if status == "completed" else "response.incomplete"
     pairs.append((final, {"response": responses_json(reply)}))
     return [responses_event(kind, fields, seq) for seq, (kind, fields) in enumerate(pairs)]
+
+
+def compact_json(reply):
+    """POST /v1/responses/compact: the compacted items, an encrypted compaction item
+    (its content: the step's "compaction", else "encrypted-summary")."""
+    return {"id": "resp_fake_%d" % reply.n, "object": "response.compaction", "created_at": reply.created,
+            "output": [{"type": "compaction", "id": "cmp_fake_%d" % reply.n,
+                        "encrypted_content": reply.compaction or "encrypted-summary"}],
+            "usage": responses_usage(reply)}

@@ -13,12 +13,12 @@ from urllib.parse import parse_qs, urlsplit
 
 from .anthropic import anthropic_json, anthropic_stream
 from .chat import chat_json, chat_stream
-from .common import (ANTHROPIC, CHAT, DEFAULT_QUEUE, HANGUP_ERRORS, HOST, INVALID_JSON_BODY,
+from .common import (ANTHROPIC, CHAT, COMPACT, DEFAULT_QUEUE, HANGUP_ERRORS, HOST, INVALID_JSON_BODY,
                      INVALID_JSON_EVENT, JSON_CONTENT_TYPE, NAME, PROVIDER_PATHS, RESPONSES,
                      SSE_CONTENT_TYPE, dumps, sse)
 from .errors import anthropic_error, openai_error, ratelimit_headers, stream_error_event
 from .reply import Reply
-from .responses import responses_json, responses_stream
+from .responses import compact_json, responses_json, responses_stream
 from .state import STORE
 from .structured import add_structured_answer, structured_request_error
 from . import prompt_cache
@@ -38,7 +38,7 @@ def request_problem(provider, body):
     return openai_problem(provider, body)
 
 
-RENDER_JSON = {CHAT: chat_json, RESPONSES: responses_json, ANTHROPIC: anthropic_json}
+RENDER_JSON = {CHAT: chat_json, RESPONSES: responses_json, ANTHROPIC: anthropic_json, COMPACT: compact_json}
 RENDER_STREAM = {CHAT: chat_stream, RESPONSES: responses_stream, ANTHROPIC: anthropic_stream}
 
 

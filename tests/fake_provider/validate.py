@@ -13,7 +13,8 @@ min/maxLength, minimum, maximum, exclusiveMinimum/Maximum. Unknown keywords
 import json
 import os
 
-OPENAI_SCHEMAS = {"chat": "CreateChatCompletionRequest", "responses": "CreateResponse"}
+OPENAI_SCHEMAS = {"chat": "CreateChatCompletionRequest", "responses": "CreateResponse",
+                  "compact": "CompactResponseMethodPublicBody"}
 
 _SPEC = None
 

@@ -355,6 +355,33 @@ t.test("a run past a small context window is compacted and goes on to its answer
   t.eq(seen[1].tokens, 2550, "the last prompt, as the provider counted it")
 end)
 
+t.test("Responses: the provider's own compaction (/responses/compact) replaces the old turns", function()
+  local q = fake.queue("compact-native")
+  local function call(i, input)
+    return {tool_calls = {{id = "call_n" .. i, name = "run_python", arguments = {code = "step(" .. i .. ")"}}},
+            usage = {input_tokens = input, output_tokens = 50}}
+  end
+  fake.script(q, {call(1, 900), call(2, 1800), call(3, 2500), {compaction = "enc-summary-1", usage = {input_tokens = 800}},
+                  call(4, 1300), {text = "The anomaly is on day 3."}})
+  local seen = {}
+  local a = scripted_agent("openai_responses", q, {model = "small-ctx", models = {["small-ctx"] = {context_window = 3000}}})
+  a.compaction = {keep_turns = 1}
+  a.on_step = function(ev) if ev.type == "agent_compaction" then seen[#seen + 1] = ev end end
+  local result = a:run("Find the anomaly.")
+  t.eq(result.output, "The anomaly is on day 3.")
+  t.eq(result.compactions, 1)
+  local reqs = fake.requests(q)
+  t.eq(#reqs, 6)
+  t.match(reqs[4].path, "/v1/responses/compact$", "the old turns went to the provider's compaction")
+  t.eq(#reqs[4].body.input, 4, "turns 1 and 2: two calls and their results")
+  local input = reqs[5].body.input
+  t.same(input[1], {role = "user", content = "Find the anomaly."}, "the task stays whole")
+  t.same(input[2], {type = "compaction", id = input[2].id, encrypted_content = "enc-summary-1"},
+         "the provider's compaction, passed as it came")
+  t.eq(input[3].call_id, "call_n3", "the last turn is kept whole")
+  t.eq(seen[1].by, "the provider's compaction")
+end)
+
 t.test("a hook can replace the compaction policy", function()
   local q = fake.queue("compact-hook")
   fake.script(q, {{tool_calls = {{id = "h1", name = "run_python", arguments = {code = "1"}}},

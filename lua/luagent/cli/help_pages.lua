@@ -729,9 +729,11 @@ model table's, or the agent's context_window), the agent replaces all but
 the system prompt, the task and the last 4 turns with a summary the same
 model writes, asked with the model table's compaction prompt (YAML);
 agent.new{compaction = {threshold, keep_turns, prompt, policy}} changes it,
-compaction = false turns it off. The summary call is traced, recorded and
-cached like any call; the trace's agent_compaction event says what was
-replaced by what and what it cost.
+compaction = false turns it off. Over the Responses API the old turns go to
+the provider's own compaction (POST /responses/compact) instead, and its
+encrypted compaction item replaces them (native = false: the summary call).
+Either call is traced, recorded and cached like any call; the trace's
+agent_compaction event says what was replaced by what and what it cost.
 
 An answer that is cut off is never taken as final: pause_turn (Anthropic)
 goes back and the model goes on; an answer cut at max_tokens or at the

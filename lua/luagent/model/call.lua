@@ -82,7 +82,7 @@ local function transport()
   return context.current().transport
 end
 
-local function plain(m, request)
+local function plain(m, request, parse)
   local res, terr = transport()(request)
   local kind, message, fields = http_failure(res, terr)
   if kind then return nil, errors.new(kind, message, fields) end
@@ -91,7 +91,7 @@ local function plain(m, request)
     return nil, errors.new("bad_response", "the response is not valid JSON: " .. derr.message
       .. " (first bytes: " .. res.body:sub(1, 120) .. ")")
   end
-  local result, err = m.wire.parse(m, decoded)
+  local result, err = (parse or m.wire.parse)(m, decoded)
   if result then result.raw = decoded end
   return result, err
 end
@@ -114,15 +114,17 @@ local function streamed(m, req, request)
 end
 
 -- The request body and the HTTP request (without its body text).
+-- req.compact: the provider's own compaction of req.messages (a wire with
+-- compact_body, compact_path and parse_compact: the Responses API), not an answer.
 function call.request(m, req)
-  local body = m.wire.body(m, req)
+  local body = req.compact and m.wire.compact_body(m, req) or m.wire.body(m, req)
   for k, v in pairs(m.extra or {}) do if body[k] == nil then body[k] = v end end
   for k, v in pairs(req.extra or {}) do body[k] = v end
   local headers = {["content-type"] = "application/json"}
   for k, v in pairs(m.wire.headers(m)) do headers[k] = v end
   for k, v in pairs(m.headers or {}) do headers[k] = v end
   return body, {
-    method = "POST", url = m.base_url .. m.wire.path, headers = headers,
+    method = "POST", url = m.base_url .. (req.compact and m.wire.compact_path or m.wire.path), headers = headers,
     timeout = req.timeout or m.timeout, connect_timeout = m.connect_timeout, idle_timeout = m.idle_timeout,
   }
 end
@@ -168,7 +170,8 @@ function call.attempt(m, req, n, time_left)
   events.emit({type = "model_request", provider = m.provider, model = m.model, attempt = n,
                stream = req.stream or false, body = body, url = request.url})
   local result, err
-  if req.stream then result, err = streamed(m, req, request) else result, err = plain(m, request) end
+  if req.stream and not req.compact then result, err = streamed(m, req, request)
+  else result, err = plain(m, request, req.compact and m.wire.parse_compact) end
   if not result then
     err = call.error(m, err.kind, err.message, err)
     events.emit({type = "model_error", provider = m.provider, model = m.model, attempt = n, error = err,

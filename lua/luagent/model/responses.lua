@@ -65,10 +65,10 @@ function wire.input(messages)
     if msg.role ~= "tool" then flush() end
     if msg.role == "system" then
       instructions[#instructions + 1] = content.text_of(msg.content)
+    elseif own_items(msg) then -- an assistant turn, or the provider's compaction of earlier turns
+      for _, item in ipairs(own_items(msg)) do items[#items + 1] = item end
     elseif msg.role == "user" then
       items[#items + 1] = user_item(msg.content)
-    elseif msg.role == "assistant" and own_items(msg) then
-      for _, item in ipairs(own_items(msg)) do items[#items + 1] = item end
     elseif msg.role == "assistant" then
       local text = msg.content and content.text_of(msg.content) or ""
       if text ~= "" then items[#items + 1] = {role = "assistant", content = text} end
@@ -163,6 +163,22 @@ local function needs_keeping(output)
     if item.type == "reasoning" or (item.type == "message" and type(item.phase) == "string") then return true end
   end
   return false
+end
+
+-- The provider's own compaction (POST /responses/compact): the old part of a
+-- transcript in, a shorter list of items (an encrypted compaction item) out,
+-- which later requests send as they came (luagent.compaction).
+wire.compact_path = "/responses/compact"
+
+function wire.compact_body(m, req)
+  local input, instructions = wire.input(req.messages)
+  return {model = m.model, input = input, instructions = instructions}
+end
+
+function wire.parse_compact(_, decoded)
+  if type(decoded.output) ~= "table" then return provider.unexpected("a compaction without output") end
+  return {tool_calls = {}, finish_reason = "stop", usage = usage_of(decoded.usage),
+          provider_items = {wire = wire.name, output = decoded.output}}
 end
 
 local INCOMPLETE = {max_output_tokens = "length", content_filter = "content_filter"}
