@@ -1,25 +1,8 @@
 -- luagent.model: language models behind one interface.
 --
---   local model = require "luagent.model"
---   local m = model.openai{model = "gpt-4o-mini"}             -- Chat Completions (and compatible servers:
---   local m = model.openai{model = "llama3.1", base_url = "http://localhost:11434/v1"}  -- no key needed)
---   local m = model.openai_responses{model = "gpt-4.1"}       -- the Responses API
---   local m = model.anthropic{model = "claude-sonnet-4-5"}    -- the Messages API
---   local m = model.from(cfg.model)                           -- from a recipe's YAML
---   local m = model.fallback{m1, m2}  /  model.scripted{...}  -- several as one / no provider at all
---
---   local r, err = m:complete{
---     messages = {{role = "system", content = "..."}, {role = "user", content = "..."}},
---     tools = {{name = "run_python", description = "...", parameters = {...JSON Schema...}}},
---     tool_choice = "auto",            -- "none" | "required" | {name = "run_python"}
---     temperature = 0, max_tokens = 1024,
---     stream = true, on_delta = function(text) io.write(text) end,
---   }
---   -- r = {text, tool_calls = {{id, name, arguments (table), arguments_json}}, finish_reason
---   --      ("stop" | "tool_calls" | "length" | "content_filter"), usage = {input_tokens,
---   --      output_tokens, cached_tokens}, cost (dollars, nil when the price is unknown), raw}
---   -- err: a luagent.errors value, kind = "auth" | "rate_limit" | "quota" | "server" | "timeout" |
---   --      "network" | "bad_request" | "bad_response", with status, type, code, retry_after
+-- model.openai / openai_responses / anthropic{...}, model.from(cfg), model.fallback,
+-- model.scripted and m:complete{...}: the options, results and error kinds are in
+-- lua/meta/model.lua; `luagent help models` says what they do.
 --
 -- Messages use one format for every provider (luagent.model.content); each
 -- provider (luagent.model.provider: openai, responses, anthropic) turns it
@@ -32,8 +15,9 @@
 --
 -- Where the parts live: model/client.lua (a provider's model and its
 -- retries), model/call.lua (one attempt, and its errors), model/stream.lua
--- (what streaming providers share), model/retry_after.lua, model/fallback.lua,
--- model/scripted.lua, model/recording.lua (record and replay).
+-- (what streaming providers share), model/families.lua with models.yaml (the
+-- model table: limits, prices, what each family takes), model/retry_after.lua,
+-- model/fallback.lua, model/scripted.lua, model/recording.lua (record and replay).
 local http = require "luagent.http"
 local errors = require "luagent.errors"
 local events = require "luagent.events"

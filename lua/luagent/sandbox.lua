@@ -1,23 +1,8 @@
 -- luagent.sandbox: locked-down sessions for running an agent's code.
 --
---   local sandbox = require "luagent.sandbox"
---   local box <close> = assert(sandbox.open{
---     image = "luagent-sandbox:latest", memory = "512m", cpus = 1, pids = 256,
---     network = false, env = {}, timeout = 120, max_output = 1048576,
---     manifest = {["input/data.csv"] = sandbox.file("data.csv")},
---   })
---   local r = box:exec("python3 -c 'print(1)'")     -- or an argv table; opts {timeout, stdin, env, cwd, max_output}
---   -- r = {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated, duration, restarted}
---   local server <close> = box:spawn("python3 -m http.server 8000")   -- read, wait, signal, kill
-
---   box:put("notes.txt", "text"); box:get("notes.txt")
---   box:extract("output", "runs/1/output")         -- safe: nothing lands outside the folder
---   box:snapshot("ws.tar"); sandbox.open{restore = "ws.tar"}
---   sandbox.open{engines = {"unix:///var/run/docker.sock#8", "tcp://build-2:2376#4"}}  -- or LUAGENT_ENGINES
---   local warm <close> = sandbox.pool{size = 4, memory = "1g"}  -- opens of that spec take a started session
---   sandbox.open{memory = "1g", pool = 4}          -- the same, made by the first such open (until the process ends)
---   box:python("import pandas as pd; df = pd.read_csv('input/data.csv')")  -- state persists
---   box:python("len(df)")                          -- {stdout = "8760\n", ...}
+-- sandbox.open{...} -> box, the box's methods (exec, python, spawn, put, get,
+-- extract, snapshot, close), sandbox.pool{...}: the options and results are in
+-- lua/meta/sandbox.lua; `luagent help sandboxes` says what they do.
 --
 -- This module is the part recipes see: it checks options, builds one session
 -- spec and hands it to the backend (luagent.sandbox.docker_backend, a Docker engine:
