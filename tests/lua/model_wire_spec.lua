@@ -323,12 +323,15 @@ t.test("a prompt too short for the model's cache gets no breakpoint", function()
 end)
 
 -- compaction (issue 18, item 4)
+
+-- A turn that calls run_python, with the prompt size the provider counted.
+local function turn_step(prefix, i, input)
+  return {tool_calls = {{id = prefix .. i, name = "run_python", arguments = {code = "step(" .. i .. ")"}}},
+          usage = {input_tokens = input, output_tokens = 50}}
+end
 t.test("a run past a small context window is compacted and goes on to its answer", function()
   local q = fake.queue("compact")
-  local function call(i, input)
-    return {tool_calls = {{id = "call_c" .. i, name = "run_python", arguments = {code = "step(" .. i .. ")"}}},
-            usage = {input_tokens = input, output_tokens = 50}}
-  end
+  local function call(i, input) return turn_step("call_c", i, input) end
   fake.script(q, {call(1, 900), call(2, 1800), call(3, 2500),
                   {text = "Loaded the data; the baseline is 40 kWh; day 3 is high.", usage = {input_tokens = 700}},
                   call(4, 1300), {text = "The anomaly is on day 3.", usage = {input_tokens = 1500}}})
@@ -357,10 +360,7 @@ end)
 
 t.test("Responses: the provider's own compaction (/responses/compact) replaces the old turns", function()
   local q = fake.queue("compact-native")
-  local function call(i, input)
-    return {tool_calls = {{id = "call_n" .. i, name = "run_python", arguments = {code = "step(" .. i .. ")"}}},
-            usage = {input_tokens = input, output_tokens = 50}}
-  end
+  local function call(i, input) return turn_step("call_n", i, input) end
   fake.script(q, {call(1, 900), call(2, 1800), call(3, 2500), {compaction = "enc-summary-1", usage = {input_tokens = 800}},
                   call(4, 1300), {text = "The anomaly is on day 3."}})
   local seen = {}
