@@ -329,17 +329,22 @@ local function turn_step(prefix, i, input)
   return {tool_calls = {{id = prefix .. i, name = "run_python", arguments = {code = "step(" .. i .. ")"}}},
           usage = {input_tokens = input, output_tokens = 50}}
 end
+-- An agent over a 3000-token window keeping 1 turn whole: its result and its agent_compaction events.
+local function compacting_run(provider, q)
+  local seen = {}
+  local a = scripted_agent(provider, q, {model = "small-ctx", models = {["small-ctx"] = {context_window = 3000}}})
+  a.compaction = {keep_turns = 1}
+  a.on_step = function(ev) if ev.type == "agent_compaction" then seen[#seen + 1] = ev end end
+  return a:run("Find the anomaly."), seen
+end
+
 t.test("a run past a small context window is compacted and goes on to its answer", function()
   local q = fake.queue("compact")
   local function call(i, input) return turn_step("call_c", i, input) end
   fake.script(q, {call(1, 900), call(2, 1800), call(3, 2500),
                   {text = "Loaded the data; the baseline is 40 kWh; day 3 is high.", usage = {input_tokens = 700}},
                   call(4, 1300), {text = "The anomaly is on day 3.", usage = {input_tokens = 1500}}})
-  local seen = {}
-  local a = scripted_agent("openai", q, {model = "small-ctx", models = {["small-ctx"] = {context_window = 3000}}})
-  a.compaction = {keep_turns = 1}
-  a.on_step = function(ev) if ev.type == "agent_compaction" then seen[#seen + 1] = ev end end
-  local result = a:run("Find the anomaly.")
+  local result, seen = compacting_run("openai", q)
   t.eq(result.output, "The anomaly is on day 3.")
   t.eq(result.compactions, 1)
   local reqs = fake.requests(q)
@@ -363,11 +368,7 @@ t.test("Responses: the provider's own compaction (/responses/compact) replaces t
   local function call(i, input) return turn_step("call_n", i, input) end
   fake.script(q, {call(1, 900), call(2, 1800), call(3, 2500), {compaction = "enc-summary-1", usage = {input_tokens = 800}},
                   call(4, 1300), {text = "The anomaly is on day 3."}})
-  local seen = {}
-  local a = scripted_agent("openai_responses", q, {model = "small-ctx", models = {["small-ctx"] = {context_window = 3000}}})
-  a.compaction = {keep_turns = 1}
-  a.on_step = function(ev) if ev.type == "agent_compaction" then seen[#seen + 1] = ev end end
-  local result = a:run("Find the anomaly.")
+  local result, seen = compacting_run("openai_responses", q)
   t.eq(result.output, "The anomaly is on day 3.")
   t.eq(result.compactions, 1)
   local reqs = fake.requests(q)
