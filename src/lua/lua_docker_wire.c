@@ -82,3 +82,20 @@ int lwire_engine_error(lua_State *L) {
   lwire_push_error(L, (long)status, body, len, what);
   return 1;
 }
+
+/* The attach target from the options at index 1; a url made from `path` is
+ * pushed (the attach copies what it keeps: it can go once it started). */
+attach_target lwire_attach_target(lua_State *L) {
+  attach_target t = {0};
+  t.url = opt_string(L, 1, "url", NULL, NULL);
+  t.unix_socket = opt_string(L, 1, "unix_socket", NULL, NULL);
+  const char *path = opt_string(L, 1, "path", NULL, NULL);
+  luaL_argcheck(L, t.url || (path && t.unix_socket), 1, "option 'url' (or 'unix_socket' and 'path') is required");
+  if (!t.url) t.url = lua_pushfstring(L, "http://localhost%s", path);
+  t.insecure = opt_boolean(L, 1, "insecure", 0);
+  t.ca_file = opt_string(L, 1, "ca_file", NULL, NULL);
+  t.cert_file = opt_string(L, 1, "cert_file", NULL, NULL);
+  t.key_file = opt_string(L, 1, "key_file", NULL, NULL);
+  t.connect_timeout = opt_number(L, 1, "connect_timeout", 0);
+  return t;
+}

@@ -9,6 +9,7 @@
 
 #include <lua.h>
 
+#include "attach.h"
 #include "docker_wire.h"
 #include "http.h"
 
@@ -31,5 +32,10 @@ void lwire_set_output(lua_State *L, const capped_output *c, const char *name, co
 int lwire_endpoint(lua_State *L);
 /* engine_stream.engine_error(status, body [, what]) -> err */
 int lwire_engine_error(lua_State *L);
+
+/* The attach target from the options table at index 1 (url, or unix_socket and
+ * path; TLS: insecure, ca_file, cert_file, key_file; connect_timeout); a url
+ * made from `path` is pushed (the attach copies what it keeps). */
+attach_target lwire_attach_target(lua_State *L);
 
 #endif

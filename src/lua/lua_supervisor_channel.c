@@ -346,29 +346,12 @@ static int channel_ready_k(lua_State *L, int status, lua_KContext ctx) {
   return 1;
 }
 
-/* The attach target from the options at index 1; a url made from `path` is
- * pushed (the attach copies what it keeps: it can go once it started). */
-static attach_target read_target(lua_State *L) {
-  attach_target t = {0};
-  t.url = opt_string(L, 1, "url", NULL, NULL);
-  t.unix_socket = opt_string(L, 1, "unix_socket", NULL, NULL);
-  const char *path = opt_string(L, 1, "path", NULL, NULL);
-  luaL_argcheck(L, t.url || (path && t.unix_socket), 1, "option 'url' (or 'unix_socket' and 'path') is required");
-  if (!t.url) t.url = lua_pushfstring(L, "http://localhost%s", path);
-  t.insecure = opt_boolean(L, 1, "insecure", 0);
-  t.ca_file = opt_string(L, 1, "ca_file", NULL, NULL);
-  t.cert_file = opt_string(L, 1, "cert_file", NULL, NULL);
-  t.key_file = opt_string(L, 1, "key_file", NULL, NULL);
-  t.connect_timeout = opt_number(L, 1, "connect_timeout", 0);
-  return t;
-}
-
 /* engine_stream.supervisor(opts) -> channel | nil, err */
 int lchannel_open(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   const char *body = opt_string(L, 1, "body", "{\"Detach\":false,\"Tty\":false}", NULL);
-  attach_target target = read_target(L);
+  attach_target target = lwire_attach_target(L);
   int made_url = lua_gettop(L) > 1;
   sv_channel *ch = luagent_new_handle(L, &SUPERVISOR_CHANNEL, sizeof *ch, CHANNEL_UV_COUNT);
   ch->lp = host_of(L)->loop;
