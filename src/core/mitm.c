@@ -322,7 +322,11 @@ static int read_plaintext(mitm_tls *t, buf *plain) {
 int mitm_tls_feed(mitm_tls *t, const void *cipher, size_t n, buf *plain) {
   if (t->failed) return -1;
   ERR_clear_error();
-  if (n > 0 && BIO_write(t->from_client, cipher, (int)n) != (int)n) return fail(t, 0, "input");
+  for (size_t at = 0; at < n;) { /* BIO_write takes an int */
+    int chunk = n - at > 1 << 30 ? 1 << 30 : (int)(n - at);
+    if (BIO_write(t->from_client, (const char *)cipher + at, chunk) != chunk) return fail(t, 0, "input");
+    at += (size_t)chunk;
+  }
   if (!SSL_is_init_finished(t->ssl)) {
     int r = SSL_do_handshake(t->ssl);
     if (r <= 0) return wants_more(t, r) ? 0 : fail(t, r, "handshake");

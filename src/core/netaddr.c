@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,9 +251,14 @@ static const char *article(const char *word) {
   return strchr("aeioAEIO", word[0]) || strncmp(word, "unspec", 6) == 0 ? "an" : "a";
 }
 
-static int decide(int verdict, char *why, size_t whylen, const char *fmt, const char *a, const char *b,
-                  const char *c) {
-  if (whylen) snprintf(why, whylen, fmt, a, b, c);
+/* Writes the reason (when there is room for one) and returns the verdict. */
+__attribute__((format(printf, 4, 5))) static int decide(int verdict, char *why, size_t whylen, const char *fmt, ...) {
+  if (whylen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+  }
   return verdict;
 }
 
@@ -269,22 +275,22 @@ int net_policy_check(const net_rule *rules, size_t n, const struct sockaddr *sa,
   const unsigned char *addr;
   char ip[INET6_ADDRSTRLEN], where[INET6_ADDRSTRLEN + 16], rule[CIDR_TEXT_MAX + 128];
   if (sockaddr_bytes(sa, &family, &addr) < 0)
-    return decide(0, why, whylen, "%s%s%s", "not an IP address", "", "");
+    return decide(0, why, whylen, "not an IP address");
   endpoint_text(family, addr, port, ip, where, sizeof where);
   const net_rule *r = first_covering(rules, n, 0, family, addr, port);
   if (r) {
     rule_text(r, rule, sizeof rule);
-    return decide(0, why, whylen, "%s is denied by the rule %s%s", where, rule, "");
+    return decide(0, why, whylen, "%s is denied by the rule %s", where, rule);
   }
   r = first_covering(rules, n, 1, family, addr, port);
   if (r) {
     rule_text(r, rule, sizeof rule);
-    return decide(1, why, whylen, "%s is allowed by the rule %s%s", where, rule, "");
+    return decide(1, why, whylen, "%s is allowed by the rule %s", where, rule);
   }
-  if (need_rule) return decide(0, why, whylen, "no address rule allows %s%s%s", where, "", "");
+  if (need_rule) return decide(0, why, whylen, "no address rule allows %s", where);
   const char *special = special_class(family, addr);
   if (special)
     return decide(0, why, whylen, "%s is %s %s address and no address rule allows it", ip,
                   article(special), special);
-  return decide(1, why, whylen, "%s is a public address%s%s", where, "", "");
+  return decide(1, why, whylen, "%s is a public address", where);
 }

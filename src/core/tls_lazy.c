@@ -62,6 +62,7 @@
   V(crypto, X509_EXTENSION_free, (X509_EXTENSION * ext), (ext))                                      \
   X(crypto, int, X509_sign, (X509 * x, EVP_PKEY *key, const EVP_MD *md), (x, key, md))               \
   X(crypto, int, X509_check_ca, (X509 * x), (x))                                                     \
+  X(crypto, int, X509_cmp, (const X509 *a, const X509 *b), (a, b))                                                     \
   X(crypto, const char *, X509_verify_cert_error_string, (long n), (n))                              \
   X(crypto, int, X509_STORE_add_cert, (X509_STORE * store, X509 *x), (store, x))                     \
   X(crypto, int, X509_VERIFY_PARAM_set1_ip_asc, (X509_VERIFY_PARAM * p, const char *ip), (p, ip))    \
@@ -107,7 +108,8 @@
   X(ssl, long, SSL_ctrl, (SSL * s, int cmd, long larg, void *parg), (s, cmd, larg, parg))            \
   X(ssl, int, SSL_set1_host, (SSL * s, const char *host), (s, host))                                 \
   X(ssl, X509_VERIFY_PARAM *, SSL_get0_param, (SSL * s), (s))                                        \
-  X(ssl, long, SSL_get_verify_result, (const SSL *s), (s))
+  X(ssl, long, SSL_get_verify_result, (const SSL *s), (s))                                           \
+  X(ssl, X509 *, SSL_get1_peer_certificate, (const SSL *s), (s))
 
 #define DECLARE_POINTER(lib, ret, name, params, args) static ret(*real_##name) params;
 #define DECLARE_VOID_POINTER(lib, name, params, args) static void(*real_##name) params;

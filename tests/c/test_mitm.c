@@ -213,6 +213,29 @@ static void an_ip_literal_gets_an_ip_certificate(void) {
   session_close(&s);
 }
 
+/* A second session for a host presents the very certificate of the first. */
+static void a_host_s_leaf_is_made_once_per_ca(void) {
+  session s;
+  session_open(&s, "api.example.com", "api.example.com", 0, "api.example.com", 0);
+  pump(&s.c, s.tls, &s.plain, &s.client_plain);
+  char err[256] = "";
+  const char *hosts[] = {"API.example.com", "other.example.com"};
+  for (int i = 0; i < 2; i++) {
+    mitm_tls *again = mitm_tls_new(s.ca, hosts[i], err, sizeof err);
+    client c;
+    client_open(&c, &s.pem, hosts[i], 0, hosts[i], 0);
+    buf plain = BUF_INIT, client_plain = BUF_INIT;
+    CHECK(pump(&c, again, &plain, &client_plain) == 0);
+    X509 *first = SSL_get1_peer_certificate(s.c.ssl), *second = SSL_get1_peer_certificate(c.ssl);
+    CHECK(first && second && (X509_cmp(first, second) == 0) == (i == 0));
+    X509_free(first);
+    X509_free(second);
+    client_close(&c);
+    mitm_tls_free(again);
+  }
+  session_close(&s);
+}
+
 static void the_ca_pem_is_one_ca_certificate_and_no_key(void) {
   char err[256] = "";
   mitm_ca *ca = mitm_ca_new("luagent session", err, sizeof err);
@@ -384,6 +407,7 @@ int main(void) {
   RUN(a_client_expecting_another_host_refuses);
   RUN(a_client_trusting_another_ca_refuses);
   RUN(an_ip_literal_gets_an_ip_certificate);
+  RUN(a_host_s_leaf_is_made_once_per_ca);
   RUN(the_ca_pem_is_one_ca_certificate_and_no_key);
   RUN(refuses_a_host_that_is_neither_name_nor_address);
   RUN(garbage_from_the_client_is_a_tls_failure);
