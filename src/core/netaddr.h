@@ -19,7 +19,8 @@ typedef struct net_cidr {
 } net_cidr;
 
 /* Parses "10.0.0.0/8", "1.2.3.4" (= /32), "::1" (= /128), "fd00::/8", "[::1]"
- * or "[fd00::]/8". Returns 0, or -1 with *why (static text, may be NULL)
+ * or "[fd00::]/8". Returns 0, or -1 with *why (when why is not NULL; the text
+ * stays valid until the next call in this thread)
  * naming the problem: junk, a prefix out of range, host bits set below the
  * prefix, an IPv4 octet with a leading zero (read as octal by some tools). */
 int net_cidr_parse(const char *text, net_cidr *out, const char **why);

@@ -239,8 +239,16 @@ static int l_signal_number(lua_State *L) {
   return 1;
 }
 
+/* Argument idx as a C string; raises when it holds a NUL, which C would cut at. */
+static const char *check_text(lua_State *L, int idx) {
+  size_t len;
+  const char *s = luaL_checklstring(L, idx, &len);
+  if (strlen(s) != len) luaL_argerror(L, idx, "a NUL byte inside the text");
+  return s;
+}
+
 static int l_cidr(lua_State *L) {
-  const char *text = luaL_checkstring(L, 1), *why = NULL;
+  const char *text = check_text(L, 1), *why = NULL;
   net_cidr c;
   char canonical[64];
   if (net_cidr_parse(text, &c, &why) < 0) {
@@ -274,7 +282,7 @@ static int address_literal(const char *text, struct sockaddr_storage *ss) {
 
 static int l_address_class(lua_State *L) {
   struct sockaddr_storage ss;
-  if (address_literal(luaL_checkstring(L, 1), &ss) < 0) return luaL_argerror(L, 1, "not an IP address literal");
+  if (address_literal(check_text(L, 1), &ss) < 0) return luaL_argerror(L, 1, "not an IP address literal");
   const char *special = net_addr_special((const struct sockaddr *)&ss);
   if (special) lua_pushstring(L, special);
   else lua_pushnil(L);

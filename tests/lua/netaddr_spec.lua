@@ -32,6 +32,8 @@ t.test("address_class names the special classes and nil for public ones", functi
 end)
 
 t.test("address_class raises for text that is not an address literal", function()
+  t.eq(pcall(sys.cidr, "1.2.3.4\0junk"), false)
+  t.eq(pcall(sys.address_class, "1.2.3.4\0junk"), false)
   for _, bad in ipairs({"example.com", "10.0.0.0/8", "", "[::1", "010.0.0.1"}) do
     local ok, err = pcall(sys.address_class, bad)
     t.eq(ok, false, bad)
