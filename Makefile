@@ -14,9 +14,9 @@ VERSION   := 0.1.0
 PREFIX    ?= /usr/local
 CC        ?= cc
 PKGS      := lua5.4 lua5.4-cjson yaml-0.1
-# libcurl is loaded at first use (src/core/curl_lazy.c): only its headers are built against
+# libcurl and OpenSSL are loaded at first use (src/core/curl_lazy.c, tls_lazy.c): only their headers are built against
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl)
-BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libyaml-dev pkg-config musl-tools
+BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libssl-dev libyaml-dev pkg-config musl-tools
 RUN_DEPS  := python3 docker.io debootstrap tar lua-check curl valgrind
 DEPS      := $(BUILD_DEPS) $(RUN_DEPS) lua5.4
 

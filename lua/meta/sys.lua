@@ -90,4 +90,25 @@ function sys.signal_name(n) end
 ---@return integer?
 function sys.signal_number(name) end
 
+---An IP address or CIDR block in canonical text, with its family and prefix
+---("10.0.0.0/8" -> "10.0.0.0/8", "ipv4", 8; "[::1]" -> "::1/128", "ipv6", 128), or nil
+---and a config error saying what is wrong (junk, a prefix out of range, bits set below
+---the prefix, an IPv4 octet with a leading zero). src/core/netaddr.c, which sandbox
+---egress rules use.
+---@param text string
+---@return string|nil canonical
+---@return "ipv4"|"ipv6"|luagent.Error family_or_err
+---@return integer? prefix
+function sys.cidr(text) end
+
+---nil for a public unicast address, else the class that sandbox egress refuses unless
+---an address rule names it: "loopback", "private", "link-local", "unique-local",
+---"IPv4-mapped IPv6", "unspecified", "carrier-grade NAT", "multicast", "reserved",
+---"documentation", "benchmarking", "IETF protocol assignment", "NAT64", "6to4",
+---"Teredo", "discard-only", "site-local". Raises for text that is not an address literal
+---("1.2.3.4", "::1", "[::1]").
+---@param address string
+---@return string? class
+function sys.address_class(address) end
+
 return sys

@@ -19,9 +19,15 @@
  *   sys.signal_name(n)   -> "TERM" | nil      the one table of signal names
  *   sys.signal_number(name) -> 15 | nil       ("TERM", "SIGTERM", "term" or "15"),
  *                          both from src/core/process.c, which luagent.process uses too
+ *   sys.cidr(text)       -> canonical_text, "ipv4"|"ipv6", prefix | nil, err (kind config)
+ *                          an address or block ("10.0.0.0/8", "::1", "[fd00::]/8"), src/core/netaddr.c
+ *   sys.address_class(address) -> nil (public unicast) | "private", "loopback", ... (netaddr.h)
+ *                          raises for text that is not an IP address literal
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <lauxlib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +39,9 @@
 
 #include "buf.h"
 #include "embedded.h"
+#include "lua_errors.h"
 #include "lua_util.h"
+#include "netaddr.h"
 #include "process.h"
 #include "sha256.h"
 
@@ -231,6 +239,56 @@ static int l_signal_number(lua_State *L) {
   return 1;
 }
 
+/* Argument idx as a C string; raises when it holds a NUL, which C would cut at. */
+static const char *check_text(lua_State *L, int idx) {
+  size_t len;
+  const char *s = luaL_checklstring(L, idx, &len);
+  if (strlen(s) != len) luaL_argerror(L, idx, "a NUL byte inside the text");
+  return s;
+}
+
+static int l_cidr(lua_State *L) {
+  const char *text = check_text(L, 1), *why = NULL;
+  net_cidr c;
+  char canonical[64];
+  if (net_cidr_parse(text, &c, &why) < 0) {
+    /* some reasons already start with the text they are about */
+    if (strncmp(why, text, strlen(text)) == 0) return luagent_fail(L, "config", "%s", why);
+    return luagent_fail(L, "config", "%s: %s", text, why);
+  }
+  net_cidr_format(&c, canonical, sizeof canonical);
+  lua_pushstring(L, canonical);
+  lua_pushstring(L, c.family == AF_INET ? "ipv4" : "ipv6");
+  lua_pushinteger(L, c.prefix);
+  return 3;
+}
+
+/* "1.2.3.4", "::1" or "[::1]" as a socket address; 0, or -1 when not a literal. */
+static int address_literal(const char *text, struct sockaddr_storage *ss) {
+  char inner[INET6_ADDRSTRLEN + 2];
+  size_t len = strlen(text);
+  memset(ss, 0, sizeof *ss);
+  struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+  if (inet_pton(AF_INET, text, &in4->sin_addr) == 1) return in4->sin_family = AF_INET, 0;
+  if (len >= 2 && len < sizeof inner && text[0] == '[' && text[len - 1] == ']') {
+    memcpy(inner, text + 1, len - 2);
+    inner[len - 2] = '\0';
+    text = inner;
+  }
+  if (inet_pton(AF_INET6, text, &in6->sin6_addr) == 1) return in6->sin6_family = AF_INET6, 0;
+  return -1;
+}
+
+static int l_address_class(lua_State *L) {
+  struct sockaddr_storage ss;
+  if (address_literal(check_text(L, 1), &ss) < 0) return luaL_argerror(L, 1, "not an IP address literal");
+  const char *special = net_addr_special((const struct sockaddr *)&ss);
+  if (special) lua_pushstring(L, special);
+  else lua_pushnil(L);
+  return 1;
+}
+
 int luaopen_luagent_sys(lua_State *L) {
   static const luaL_Reg funcs[] = {{"pid", l_pid},         {"alive", l_alive},   {"getenv", l_getenv},
                                    {"isatty", l_isatty},   {"hostname", l_hostname}, {"time", l_time},
@@ -239,6 +297,7 @@ int luaopen_luagent_sys(lua_State *L) {
                                    {"sha256", l_sha256}, {"sha256_file", l_sha256_file},
                                    {"asset", l_asset}, {"base64", l_base64},
                                    {"signal_name", l_signal_name}, {"signal_number", l_signal_number},
+                                   {"cidr", l_cidr}, {"address_class", l_address_class},
                                    {NULL, NULL}};
   luaL_newlib(L, funcs);
   return 1;
