@@ -4,11 +4,13 @@
  *   luagent-supervisor init                PID 1 of the session (init.h)
  *   luagent-supervisor serve [UID:GID]     the command server (serve.h)
  *   luagent-supervisor pack PATH [MAX_BYTES [MAX_ENTRIES]]   a tar of PATH on stdout (pack.h)
+ *   luagent-supervisor egress PORT         the relay of sandbox connections to the host (egress.h)
  *   luagent-supervisor version */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "egress.h"
 #include "frames.h"
 #include "init.h"
 #include "pack.h"
@@ -16,7 +18,7 @@
 
 static int usage(void) {
   fprintf(stderr, "usage: luagent-supervisor init | serve [UID:GID] | pack PATH [MAX_BYTES [MAX_ENTRIES]]"
-                  " | version\n");
+                  " | egress PORT | version\n");
   return 2;
 }
 
@@ -29,6 +31,7 @@ int main(int argc, char **argv) {
     pack_spec spec = {argv[2], argc > 3 ? atoll(argv[3]) : 0, argc > 4 ? atoll(argv[4]) : 0};
     return pack_main(&spec);
   }
+  if (strcmp(mode, "egress") == 0 && argc == 3) return egress_main(argv[2]);
   if (strcmp(mode, "version") == 0) {
     printf("luagent-supervisor protocol %s\n", SV_VERSION);
     return 0;
