@@ -342,6 +342,10 @@ static int listen_on(int family, int port) {
   struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   struct sockaddr_in6 v6 = {.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_LOOPBACK_INIT};
   int one = 1;
+  /* SO_REUSEADDR only lets a relay started again (after a restart) take the
+   * port while connections it closed wait in TIME_WAIT: on Linux no other
+   * socket can bind beside a listening one, with or without the option. */
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   int bound = family == AF_INET ? bind(fd, (struct sockaddr *)&v4, sizeof v4)
                                 : setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) ||
                                       bind(fd, (struct sockaddr *)&v6, sizeof v6);

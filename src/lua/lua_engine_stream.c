@@ -9,6 +9,8 @@
  *   engine_stream.put_archive / get_archive / save_archive / read_file (lua_archive.c)
  *   engine_stream.supervisor(opts) -> channel | nil, err  (lua_supervisor_channel.c: the
  *       channel to the sandbox supervisor)
+ *   engine_stream.egress(opts) -> egress | nil, err        (lua_egress.c: a sandbox's way
+ *       out, through the supervisor's egress relay)
  * Engine errors of the streams come back as engine_error values. What the parts
  * share lives beside them (lua_docker_wire.c), never here: calls go hub -> part
  * -> helper, never back. */
@@ -29,6 +31,7 @@ static const luaL_Reg engine_stream_functions[] = {
     {"save_archive", larchive_save},
     {"read_file", larchive_read_file},
     {"supervisor", lchannel_open},
+    {"egress", legress_open},
     {NULL, NULL},
 };
 
@@ -40,6 +43,7 @@ int luaopen_luagent_engine_stream(lua_State *L) {
   larchive_register(L);
   lchannel_register(L);
   lchannel_send_register(L); /* after the class it adds to */
+  legress_register(L);
   luaL_newlib(L, engine_stream_functions);
   return 1;
 }

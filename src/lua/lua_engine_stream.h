@@ -27,5 +27,7 @@ int lchannel_open(lua_State *L);
 void lchannel_register(lua_State *L);
 /* Adds channel:send to the class lchannel_register made. */
 void lchannel_send_register(lua_State *L);
+int legress_open(lua_State *L);
+void legress_register(lua_State *L);
 
 #endif
