@@ -50,6 +50,8 @@ local owner = require "luagent.sandbox.owner"
 local defaults = require "luagent.sandbox.defaults"
 local excerpt = require("luagent.text").excerpt
 local handle = require "luagent.handle"
+local network_rules = require "luagent.sandbox.network_rules"
+local egress = require "luagent.sandbox.egress"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
@@ -153,7 +155,13 @@ local function settings(opts)
   o.workspace_bytes = o.workspace_size and sandbox.parse_size(o.workspace_size, "workspace_size") or false
   check(type(o.cpus) == "number" and o.cpus > 0, "cpus must be a positive number (got %s)", tostring(o.cpus))
   check(math.type(o.pids) == "integer" and o.pids > 0, "pids must be a positive integer (got %s)", tostring(o.pids))
-  check(type(o.network) == "boolean", "network must be true or false")
+  o.network_rules = nil
+  if type(o.network) == "table" then
+    local rules, why = network_rules.compile(o.network, {parse_size = sandbox.parse_size})
+    check(rules, "%s", why or "network: bad rules")
+    o.network_rules, o.network = rules, false -- the container keeps no network: egress goes through luagent
+  end
+  check(type(o.network) == "boolean", "network must be true, false or a table of rules {allow = {...}}")
   check(type(o.timeout) == "number" and o.timeout > 0, "timeout must be seconds > 0")
   check(type(o.engine_grace) == "number" and o.engine_grace >= 0, "engine_grace must be seconds >= 0")
   check(type(o.capacity_wait) == "number" and o.capacity_wait >= 0, "capacity_wait must be seconds >= 0")
@@ -166,7 +174,13 @@ local function settings(opts)
     .. "(start long-lived processes with box:spawn)")
   check(not o.pool or math.type(o.pool) == "integer" and o.pool >= 0,
     "pool = %s: say how many sessions like this one to keep started (a whole number; 0: none)", tostring(o.pool))
-  o.env_list = select(2, checked_env(with_thread_defaults(o.env, o.cpus), "env"))
+  local env = with_thread_defaults(o.env, o.cpus)
+  if o.network_rules then
+    for k, v in pairs(o.network_rules:env(#o.network_rules.secrets > 0 and egress.CA_BUNDLE or nil)) do
+      if env[k] == nil then env[k] = v end
+    end
+  end
+  o.env_list = select(2, checked_env(env, "env"))
   check(o.save == nil or type(o.save) == "table" and type(o.save.from) == "string" and type(o.save.to) == "string"
     and (o.save.required == nil or type(o.save.required) == "table"),
     "save must be {from = a workspace folder, to = a host folder, required = {globs}, mirror = true}")
@@ -262,6 +276,16 @@ local function from_pool(set, o, spec)
   return nil
 end
 
+-- network = true: said once per process, because the sandbox then has the
+-- engine's whole network (rules are the way to give it some of it).
+local warned_network = false
+local function warn_network_once()
+  if warned_network then return end
+  warned_network = true
+  io.stderr:write("luagent: warning: network = true gives the sandbox the Docker engine's whole network; "
+    .. "network = {allow = {...}} gives it only what the rules allow (luagent help network)\n")
+end
+
 -- sandbox.open(opts) -> box | nil, err
 function sandbox.open(opts)
   opts = opts or {}
@@ -305,12 +329,19 @@ function sandbox.open(opts)
     return nil, err
   end
   box.started, box.restored = true, session.restored
+  if o.network_rules then
+    box.egress, err = egress.start(session, o.network_rules)
+    if not box.egress then return nil, err end
+  elseif o.network then
+    warn_network_once()
+  end
   if o.save and o.save.mirror ~= false then
     box.mirror = mirrors.new{session = session, box = box, from = manifest.workspace_path(o.save.from, sandbox.WORKSPACE),
                              to = o.save.to, max_bytes = o.max_extract, max_entries = o.max_extract_entries}
   end
   events.emit({type = "sandbox_open", session = session.id, image = o.image, memory = o.memory, cpus = o.cpus,
-               pids = o.pids, network = o.network, staged = #staged, pooled = pooled or nil, engine = session.engine})
+               pids = o.pids, network = o.network_rules and o.network_rules:describe() or o.network, staged = #staged,
+               pooled = pooled or nil, engine = session.engine})
   return building:built()
 end
 
@@ -386,6 +417,7 @@ function Box:close()
     self.closed = true
   end
   if self.mirror then self.mirror:close() end
+  if self.egress then self.egress:close() end
   local ok, err = self._session:remove()
   local said = self.close_error and err and self.close_error.message == err.message -- close_all's try again
   self.close_error = err
@@ -568,5 +600,28 @@ function Box:snapshot(host_tar)
   if err then return nil, err end
   return self._session:snapshot(host_tar)
 end
+
+-- ---- the network rules of a live session (network = {allow = ...}) ----
+
+-- box:network() -> {rules, connections, open, allowed, denied, bytes_up, bytes_down, recent} | nil
+-- nil for a box without rules (network = false: none; true: the engine's whole network).
+function Box:network()
+  return self.egress and self.egress:status() or nil
+end
+
+local function change_rules(self, verdict, list)
+  local method = "box:" .. verdict
+  if not self.egress then
+    error(method .. ": this sandbox has no network rules (open it with network = {allow = {...}})", 3)
+  end
+  if self.closed then return nil, closed(self) end
+  local ok, why = self.egress:change(verdict, list, method)
+  if not ok then error(method .. ": " .. why, 3) end
+  return true
+end
+
+-- box:allow{rules} / box:deny{rules} -> true   for the connections made from now on; deny wins
+function Box:allow(list) return change_rules(self, "allow", list) end
+function Box:deny(list) return change_rules(self, "deny", list) end
 
 return sandbox

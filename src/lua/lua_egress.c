@@ -331,6 +331,8 @@ static int vet_address(void *ctx, const struct sockaddr *address, char *why, siz
   return net_policy_check(c->policy, c->npolicy, address, port_of(address), c->need_rule, why, whylen);
 }
 
+static void on_client_eof(eg_conn *c);
+
 /* Bytes the client sent while spliced: on, through TLS when it ends here. */
 static void client_bytes(eg_conn *c, const char *data, size_t n) {
   if (!c->tls) {
@@ -349,6 +351,7 @@ static void client_bytes(eg_conn *c, const char *data, size_t n) {
     rawconn_write(c->up, plain.data, plain.len);
   }
   buf_free(&plain);
+  if (!c->done && mitm_tls_peer_closed(c->tls)) on_client_eof(c); /* its close_notify */
 }
 
 /* ---- what the relay says ---- */

@@ -1,0 +1,434 @@
+-- luagent.sandbox.egress: a sandbox's way out, by rule (issue 19).
+--
+--   egress.start(session, rules) -> eg | nil, err   the relay started in the session, listening
+--   eg:status() -> {rules, connections, open, allowed, denied, bytes_up, bytes_down, recent}
+--   eg:change("allow" | "deny", list, field) -> true | nil, why
+--   eg:close()
+--
+-- The container has no network (NetworkMode none). `luagent-supervisor egress`
+-- listens on the sandbox's loopback (network_rules.PROXY_PORT) and relays each
+-- connection here (luagent.engine_stream.egress); this module reads what the
+-- client asks — an HTTP proxy request in absolute form or a CONNECT — decides
+-- by the rules (luagent.sandbox.network_rules), makes the upstream connection
+-- from the host (every address it connects to checked in C when the socket
+-- opens: public, or named by an address rule) and splices the two. A
+-- CONNECT to a name must open with a TLS ClientHello whose server name is
+-- that name. For a host a secret is bound to, TLS ends here with the
+-- session's CA, the placeholder in the request head is replaced with the
+-- value, and the request goes on over TLS verified against the system's
+-- CAs (and network.ca_file). Every connection is one trace event of type
+-- "network"; a refusal is an HTTP 403 whose body is one line saying why.
+local engine_stream = require "luagent.engine_stream"
+local errors = require "luagent.errors"
+local events = require "luagent.events"
+local fs = require "luagent.fs"
+local loop = require "luagent.loop"
+local secrets = require "luagent.secrets"
+local supervisor = require "luagent.sandbox.supervisor"
+local network_rules = require "luagent.sandbox.network_rules"
+
+local egress = {}
+
+local START_BODY = '{"Detach":false,"Tty":false}'
+local RECENT = 20          -- connections box:network() lists
+local HEAD_SECONDS = 30    -- a client gets this long to send its request head
+egress.CA_BUNDLE = "/tmp/.luagent/ca-bundle.pem"
+-- where Debian-based images (and the sandbox image) keep their CA bundle
+local IMAGE_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+local SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+local Egress = {}
+Egress.__index = Egress
+
+-- ---- requests ----
+
+local TOKEN = "^[!#$%%&'*+.^_`|~%w-]+$"
+
+-- "host:port" or "[v6]:port" -> host, port
+local function split_authority(text, default_port)
+  local host, port = text:match("^%[([^%]]+)%]:?(%d*)$")
+  if not host then host, port = text:match("^([^:%[%]]+):?(%d*)$") end
+  if not host or host == "" then return nil end
+  port = port ~= "" and tonumber(port) or default_port
+  if not port or port < 1 or port > 65535 then return nil end
+  return host:lower():gsub("%.$", ""), port
+end
+
+local function parse_headers(lines)
+  local headers = {}
+  for line in lines:gmatch("([^\r\n]*)\r\n") do
+    local name, value = line:match("^([^:]+):[ \t]*(.-)[ \t]*$")
+    if not name or not name:match(TOKEN) then return nil, "a malformed header line: " .. line:sub(1, 80) end
+    headers[#headers + 1] = {name = name, lower = name:lower(), value = value}
+  end
+  return headers
+end
+
+local function header(headers, lower)
+  local found
+  for _, h in ipairs(headers) do
+    if h.lower == lower then
+      if found then return nil, "two " .. h.name .. " headers" end
+      found = h.value
+    end
+  end
+  return found
+end
+
+-- A request head -> {method, target, version, headers, connect, host, port, path} | nil, why
+local function parse_request(head, inner)
+  local line, rest = head:match("^([^\r\n]*)\r\n(.*)\r\n$")
+  if not line then return nil, "not an HTTP request" end
+  local method, target, version = line:match("^(%u+) (%S+) (HTTP/1%.[01])$")
+  if not method then return nil, "not an HTTP/1.x request line: " .. line:sub(1, 80) end
+  local headers, why = parse_headers(rest)
+  if not headers then return nil, why end
+  local r = {method = method, target = target, version = version, headers = headers}
+  if inner then
+    if target:sub(1, 1) ~= "/" then return nil, "the request inside the tunnel must be in origin form (GET /path)" end
+    r.path = target
+    return r
+  end
+  if method == "CONNECT" then
+    r.connect = true
+    r.host, r.port = split_authority(target)
+    if not r.host then return nil, "CONNECT needs host:port, not " .. target end
+    return r
+  end
+  local scheme, authority, path = target:match("^(%a[%w+.-]*)://([^/?#]+)(.*)$")
+  if not scheme then return nil, "a proxy request names its target in full (http://host/path), not " .. target end
+  if scheme:lower() ~= "http" then
+    return nil, ("%s:// through the proxy: use CONNECT (HTTPS_PROXY) for it"):format(scheme)
+  end
+  r.host, r.port = split_authority(authority, 80)
+  if not r.host then return nil, "no host in " .. target end
+  r.path = path ~= "" and path or "/"
+  return r
+end
+
+-- The Host header must name the target (domain fronting over plain HTTP).
+local function host_matches(r, host, port, default_port)
+  local value, why = header(r.headers, "host")
+  if why then return nil, why end
+  if not value then
+    if r.version == "HTTP/1.0" then return true end
+    return nil, "the request has no Host header"
+  end
+  local h, p = split_authority(value, default_port)
+  if h ~= host or p ~= port then
+    return nil, ("the Host header names %s but the request goes to %s:%d"):format(value, host, port)
+  end
+  return true
+end
+
+local DROPPED = {connection = true, ["keep-alive"] = true, ["proxy-connection"] = true,
+                 ["proxy-authorization"] = true}
+
+-- The head as it goes upstream: origin form, one request per connection.
+local function rewrite(r)
+  local out = {("%s %s %s\r\n"):format(r.method, r.path, r.version)}
+  for _, h in ipairs(r.headers) do
+    if not DROPPED[h.lower] then out[#out + 1] = h.name .. ": " .. h.value .. "\r\n" end
+  end
+  out[#out + 1] = "Connection: close\r\n\r\n"
+  return table.concat(out)
+end
+
+local function replace_plain(text, needle, value)
+  local i, j = text:find(needle, 1, true)
+  while i do
+    text = text:sub(1, i - 1) .. value .. text:sub(j + 1)
+    i, j = text:find(needle, i + #value, true)
+  end
+  return text
+end
+
+-- ---- one connection ----
+
+local function refusal(status, reason)
+  local body = "luagent: " .. reason:gsub("[\r\n]", " ") .. "\n"
+  local words = status == 403 and "Forbidden" or status == 400 and "Bad Request" or "Bad Gateway"
+  return ("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
+    .. "Connection: close\r\nX-Luagent-Refused: %d\r\n\r\n%s"):format(status, words, #body, status, body)
+end
+
+function Egress:_record(ev)
+  if ev.started then ev.ms = ev.ms or math.floor((loop.now() - ev.started) * 1000) end
+  ev.started = nil
+  ev.type = "network"
+  ev.session = self.session_id
+  if ev.allowed then self.allowed = self.allowed + 1 else self.denied = self.denied + 1 end
+  table.insert(self.recent, 1, ev)
+  if #self.recent > RECENT then table.remove(self.recent) end
+  self.emit(ev)
+end
+
+-- Refuses the connection with an HTTP error (through TLS when it ends here).
+function Egress:_refuse(conn, ev, status, reason, rule)
+  ev.allowed, ev.reason, ev.rule = false, reason, rule or ev.rule
+  ev.status = status
+  self.handle:reply(conn, refusal(status, reason), true)
+  self:_record(ev)
+end
+
+-- What the request head may carry of the session's placeholders: the
+-- secrets bound to this host are replaced when TLS ends here; any other
+-- placeholder is refused, and so is a bound one over plain HTTP.
+function Egress:_secrets(head, host, over_tls)
+  local names = self.rules:placeholders_in(head)
+  if #names == 0 then return head end
+  local bound = {}
+  for _, s in ipairs(self.rules:secrets_for(host)) do bound[s.name] = s end
+  for _, name in ipairs(names) do
+    if not bound[name] then
+      return nil, ("the request carries the placeholder of secret %s, which may only go to its own hosts, not %s")
+        :format(name, host), name
+    end
+    if not over_tls then
+      return nil, ("secret %s is only sent over HTTPS; this request to %s is plain HTTP"):format(name, host), name
+    end
+  end
+  for _, name in ipairs(names) do head = replace_plain(head, bound[name].placeholder, bound[name].value) end
+  return head, nil, nil, names
+end
+
+local function url_host(host)
+  return host:find(":", 1, true) and "[" .. host .. "]" or host
+end
+
+-- Connects upstream for r (verdict from the rules): address | nil, err
+function Egress:_connect(conn, r, verdict, tls)
+  local pin = self.rules:pinned(r.host)
+  local resolve = pin and ("%s:%d:%s"):format(r.host, r.port, pin:find(":", 1, true) and "[" .. pin .. "]" or pin)
+  return self.handle:connect(conn, {
+    url = (tls and "https://" or "http://") .. url_host(r.host) .. ":" .. r.port,
+    resolve = resolve, policy = self.rules:address_policy(), need_rule = verdict.literal == true,
+    ca_file = self.upstream_ca, label = ("%s:%d"):format(r.host, r.port),
+  })
+end
+
+-- CONNECT: the tunnel answers 200 only once upstream is there; a name must
+-- be the ClientHello's server name; TLS ends here for a host with secrets.
+function Egress:_tunnel(conn, r, verdict, ev)
+  local h = self.handle
+  local terminate = not verdict.literal and #self.rules:secrets_for(r.host) > 0
+  local address, err = self:_connect(conn, r, verdict, terminate)
+  if not address then
+    return self:_refuse(conn, ev, err.kind == "denied" and 403 or 502, err.message)
+  end
+  ev.address = address
+  h:reply(conn, "HTTP/1.1 200 Connection established\r\n\r\n")
+  if not verdict.literal then
+    local sni, why = h:hello(conn, HEAD_SECONDS)
+    local refused = sni == nil and ("the tunnel to %s did not start with TLS (%s)"):format(r.host, why)
+      or sni == false and ("the TLS hello names no server; the tunnel is to %s"):format(r.host)
+      or sni ~= r.host and ("the TLS hello names %s but the tunnel is to %s (domain fronting is refused)")
+        :format(sni, r.host)
+    if refused then
+      ev.allowed, ev.reason = false, refused
+      h:reply(conn, "", true)
+      return self:_record(ev)
+    end
+  end
+  if not terminate then return self:_splice(conn, ev, "") end
+  local ok, terr = h:terminate(conn, r.host)
+  if not ok then
+    ev.allowed, ev.reason = false, terr.message
+    h:reply(conn, "", true)
+    return self:_record(ev)
+  end
+  ev.tls_terminated = true
+  local head, why = h:head(conn, HEAD_SECONDS)
+  if not head then
+    ev.allowed, ev.reason = false, "no request came through the tunnel (" .. tostring(why) .. ")"
+    h:reply(conn, "", true)
+    return self:_record(ev)
+  end
+  local inner, perr = parse_request(head, true)
+  if not inner then return self:_refuse(conn, ev, 400, perr) end
+  local okhost, herr = host_matches(inner, r.host, r.port, 443)
+  if not okhost then return self:_refuse(conn, ev, 403, herr) end
+  local sent, serr, secret, injected = self:_secrets(rewrite(inner), r.host, true)
+  if not sent then
+    ev.secret_refused = secret
+    return self:_refuse(conn, ev, 403, serr)
+  end
+  ev.secrets = injected
+  ev.method, ev.path = inner.method, inner.path
+  return self:_splice(conn, ev, sent)
+end
+
+-- A plain HTTP proxy request.
+function Egress:_forward(conn, r, verdict, ev)
+  local okhost, herr = host_matches(r, r.host, r.port, 80)
+  if not okhost then return self:_refuse(conn, ev, 403, herr) end
+  local head, serr, secret = self:_secrets(rewrite(r), r.host, false)
+  if not head then
+    ev.secret_refused = secret
+    return self:_refuse(conn, ev, 403, serr)
+  end
+  local address, err = self:_connect(conn, r, verdict, false)
+  if not address then return self:_refuse(conn, ev, err.kind == "denied" and 403 or 502, err.message) end
+  ev.address, ev.path = address, r.path
+  return self:_splice(conn, ev, head)
+end
+
+function Egress:_splice(conn, ev, first)
+  ev.allowed = true
+  local stats = self.handle:splice(conn, first)
+  ev.bytes_up, ev.bytes_down = stats.up, stats.down
+  if stats.error then
+    ev.error = stats.error
+    if stats.kind == "max_bytes" then ev.limit = "max_bytes" end
+  end
+  self:_record(ev)
+end
+
+-- Refusals that come before the rules: limits.
+function Egress:_limited()
+  if self.open > self.rules.max_connections then
+    return ("more than %d connections at once (network.max_connections)"):format(self.rules.max_connections)
+  end
+  local max = self.rules.max_bytes
+  local c = self.handle:counters()
+  if max and c.bytes_up + c.bytes_down >= max then
+    return ("network.max_bytes (%d bytes) is used up"):format(max), "max_bytes"
+  end
+  return nil
+end
+
+function Egress:_serve(conn)
+  local ev = {started = loop.now()}
+  local head, why = self.handle:head(conn, HEAD_SECONDS)
+  if not head then
+    if why ~= "closed" then self:_refuse(conn, ev, 400, "no request head (" .. tostring(why) .. ")") end
+    return
+  end
+  local r, perr = parse_request(head)
+  if not r then return self:_refuse(conn, ev, 400, perr) end
+  ev.host, ev.port, ev.method = r.host, r.port, r.method
+  local limited, limit = self:_limited()
+  if limited then
+    ev.limit = limit or "max_connections"
+    return self:_refuse(conn, ev, 403, limited)
+  end
+  local verdict = self.rules:decide(r.host, r.port)
+  ev.rule = verdict.rule
+  if not verdict.allowed then return self:_refuse(conn, ev, 403, verdict.reason, verdict.rule) end
+  if r.connect then return self:_tunnel(conn, r, verdict, ev) end
+  return self:_forward(conn, r, verdict, ev)
+end
+
+function Egress:_handle(conn)
+  self.open = self.open + 1
+  local ok, err = pcall(self._serve, self, conn)
+  self.open = self.open - 1
+  if not ok and not self.closed then
+    io.stderr:write("luagent: sandbox egress: a connection failed: ", tostring(err), "\n")
+  end
+  if not self.closed and self.handle then pcall(self.handle.forget, self.handle, conn) end
+end
+
+-- ---- the relay ----
+
+local function open_relay(session, want_ca)
+  local client = session.client
+  local created, err = client:call("POST", "/containers/" .. session.container .. "/exec", {
+    AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false, User = "0",
+    Cmd = {supervisor.PATH, "egress", tostring(network_rules.PROXY_PORT)},
+  })
+  if not created then return nil, errors.from(err) end
+  local h
+  h, err = engine_stream.egress(client:options("/exec/" .. created.Id .. "/start",
+    {body = START_BODY, ca = want_ca}))
+  if not h then return nil, errors.from(err) end
+  return h
+end
+
+-- The bundle the sandbox trusts: its image's own CAs and the session's.
+function Egress:_stage_bundle()
+  local pem = self.handle:ca_pem()
+  local script = ("mkdir -p /tmp/.luagent && { cat %s 2>/dev/null; cat; } > %s"):format(IMAGE_BUNDLE, egress.CA_BUNDLE)
+  local r, err = self.session:exec({argv = {"sh", "-c", script}, env = {}, cwd = "/tmp", stdin = pem, timeout = 30,
+                                    max_output = 4096})
+  if not r then return nil, err end
+  if r.exit_code ~= 0 then
+    return errors.fail("sandbox", "the session's CA bundle could not be written to " .. egress.CA_BUNDLE .. ": "
+      .. (r.stderr or ""))
+  end
+  return true
+end
+
+-- What verifies upstream TLS: the host's CAs and network.ca_file.
+local function upstream_bundle(rules)
+  if not rules.ca_file then return nil end
+  local dir = fs.temp_dir("luagent-egress")
+  if not dir then return rules.ca_file end
+  local path = dir .. "/ca-bundle.pem"
+  fs.write(path, (fs.read(SYSTEM_BUNDLE) or "") .. "\n" .. (fs.read(rules.ca_file) or ""))
+  return path, dir
+end
+
+function Egress:_accept_loop()
+  while not self.closed do
+    local conn, err = self.handle:accept()
+    if not conn then
+      if self.closed then return end
+      self.lost = err
+      return
+    end
+    loop.spawn(function() self:_handle(conn) end)
+  end
+end
+
+-- egress.start(session, rules) -> eg | nil, err
+function egress.start(session, rules)
+  local want_ca = #rules.secrets > 0
+  local h, err = open_relay(session, want_ca)
+  if not h then return nil, errors.wrap(err, "the sandbox's egress relay could not start") end
+  if rules.max_bytes then h:limit{max_bytes = rules.max_bytes} end
+  for _, s in ipairs(rules.secrets) do secrets.add(s.value, s.name) end
+  local upstream_ca, temp_dir = upstream_bundle(rules)
+  local self = setmetatable({
+    session = session, session_id = session.id, rules = rules, handle = h, upstream_ca = upstream_ca,
+    temp_dir = temp_dir, open = 0, allowed = 0, denied = 0, recent = {}, emit = events.emit,
+  }, Egress)
+  if want_ca then
+    local ok
+    ok, err = self:_stage_bundle()
+    if not ok then
+      self:close()
+      return nil, err
+    end
+  end
+  self.acceptor = loop.spawn(function() self:_accept_loop() end)
+  return self
+end
+
+function Egress:status()
+  local c = self.handle and self.handle:counters() or {}
+  local recent = {}
+  for i, ev in ipairs(self.recent) do recent[i] = ev end
+  return {rules = self.rules:describe(), connections = c.connections or 0, open = self.open,
+          allowed = self.allowed, denied = self.denied, bytes_up = c.bytes_up or 0, bytes_down = c.bytes_down or 0,
+          recent = recent, lost = self.lost and tostring(self.lost) or nil}
+end
+
+function Egress:change(verdict, list, field)
+  local ok, why = self.rules:change(verdict, list, field)
+  if not ok then return nil, why end
+  self.emit({type = "network_rules", session = self.session_id, change = verdict, rules = list})
+  return true
+end
+
+function Egress:close()
+  if self.closed then return end
+  self.closed = true
+  if self.handle then self.handle:close() end
+  if self.acceptor then self.acceptor:cancel() end
+  if self.temp_dir then fs.remove(self.temp_dir) end
+end
+
+egress.parse_request = parse_request -- for the specs
+
+return egress
