@@ -166,6 +166,9 @@ class Handler(BaseHTTPRequestHandler):
                 "headers": headers, "raw_headers": [[k, v] for k, v in self.headers.items()],
                 "body": body.decode("utf-8", "replace"), "body_length": len(body),
             }, indent=1) + "\n", "application/json")
+        if path == "/auth":  # says which credential came, without giving it back to the sandbox
+            value = self.headers.get("Authorization", "")
+            return self._send(200, "authorization sha256 " + hashlib.sha256(value.encode()).hexdigest() + "\n")
         if path.startswith("/bytes/") and path[7:].isdigit():
             return self._bytes(int(path[7:]), "chunked=1" in split.query)
         if path.startswith("/slow/"):

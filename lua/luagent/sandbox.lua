@@ -176,7 +176,7 @@ local function settings(opts)
     "pool = %s: say how many sessions like this one to keep started (a whole number; 0: none)", tostring(o.pool))
   local env = with_thread_defaults(o.env, o.cpus)
   if o.network_rules then
-    for k, v in pairs(o.network_rules:env(#o.network_rules.secrets > 0 and egress.CA_BUNDLE or nil)) do
+    for k, v in pairs(o.network_rules:env(egress.wants_bundle(o.network_rules) and egress.CA_BUNDLE or nil)) do
       if env[k] == nil then env[k] = v end
     end
   end

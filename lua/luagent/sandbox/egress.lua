@@ -345,9 +345,10 @@ local function open_relay(session, want_ca)
   return h
 end
 
--- The bundle the sandbox trusts: its image's own CAs and the session's.
+-- The bundle the sandbox trusts: its image's own CAs, network.ca_file's
+-- (an internal CA its clients meet through tunnels) and the session's.
 function Egress:_stage_bundle()
-  local pem = self.handle:ca_pem()
+  local pem = (self.rules.ca_file and fs.read(self.rules.ca_file) or "") .. "\n" .. (self.handle:ca_pem() or "")
   local script = ("mkdir -p /tmp/.luagent && { cat %s 2>/dev/null; cat; } > %s"):format(IMAGE_BUNDLE, egress.CA_BUNDLE)
   local r, err = self.session:exec({argv = {"sh", "-c", script}, env = {}, cwd = "/tmp", stdin = pem, timeout = 30,
                                     max_output = 4096})
@@ -381,6 +382,11 @@ function Egress:_accept_loop()
   end
 end
 
+-- Does the sandbox get a CA bundle of its own (the CA variables point at it)?
+function egress.wants_bundle(rules)
+  return #rules.secrets > 0 or rules.ca_file ~= nil
+end
+
 -- egress.start(session, rules) -> eg | nil, err
 function egress.start(session, rules)
   local want_ca = #rules.secrets > 0
@@ -393,7 +399,7 @@ function egress.start(session, rules)
     session = session, session_id = session.id, rules = rules, handle = h, upstream_ca = upstream_ca,
     temp_dir = temp_dir, open = 0, allowed = 0, denied = 0, recent = {}, emit = events.emit,
   }, Egress)
-  if want_ca then
+  if egress.wants_bundle(rules) then
     local ok
     ok, err = self:_stage_bundle()
     if not ok then
