@@ -169,8 +169,25 @@ function trace.describe(ev)
     return ("  model %s: retry %d in %.1fs after %s"):format(ev.model, ev.attempt, ev.wait or 0,
       first_line(ev.error and ev.error.message, 70))
   elseif t == "sandbox_open" then
-    return ("sandbox %s ready (%s, %s memory, %s)"):format(ev.session, ev.image, ev.memory,
-      ev.network and "network on" or "no network")
+    local net = type(ev.network) == "table" and ("network by rules: %d allowed, %d denied"):format(
+      #(ev.network.allow or {}), #(ev.network.deny or {})) or ev.network and "the engine's whole network" or "no network"
+    return ("sandbox %s ready (%s, %s memory, %s)"):format(ev.session, ev.image, ev.memory, net)
+  elseif t == "network" then
+    -- the live view shows what went wrong; the trace page lists every connection
+    if ev.allowed == false then
+      return ("  network: refused %s %s:%s: %s"):format(ev.method or "?", ev.host or "?", tostring(ev.port or "?"),
+        first_line(ev.reason, 120))
+    elseif ev.error then
+      return ("  network: %s %s:%s ended: %s"):format(ev.method or "?", ev.host or "?", tostring(ev.port or "?"),
+        first_line(ev.error, 120))
+    end
+    return nil
+  elseif t == "network_rules" then
+    local list = type(ev.rules) == "table" and ev.rules or {ev.rules}
+    local texts = {}
+    for i, r in ipairs(list) do texts[i] = tostring(r) end
+    return ("  network: sandbox %s rules changed: %s %s"):format(ev.session or "?", ev.change or "?",
+      table.concat(texts, ", "))
   elseif t == "sandbox_close" and ev.error then
     return ("sandbox %s could not be removed: %s ('luagent sandbox prune' removes it)"):format(ev.session,
       first_line(ev.error, 80))

@@ -58,7 +58,8 @@ t.test("hosts pins a name to an address; secrets get placeholders, never their v
   t.eq(#r:secrets_for("other.example.com"), 0)
   t.same(r:placeholders_in("Authorization: Bearer " .. env.GITHUB_TOKEN), {"GITHUB_TOKEN"})
   t.no_match(require("luagent.json").encode(r:describe()), "real%-value", "describe() has no value")
-  local other = compile{allow = {"api.example.com"}, secrets = {GITHUB_TOKEN = {hosts = {"api.example.com"}, value = "v-1234567"}}}
+  local other = compile{allow = {"api.example.com"},
+                        secrets = {GITHUB_TOKEN = {hosts = {"api.example.com"}, value = "v-1234567"}}}
   t.ok(other:env().GITHUB_TOKEN ~= env.GITHUB_TOKEN, "each session has its own placeholder")
 end)
 
@@ -74,6 +75,7 @@ t.test("live changes: box:allow adds, box:deny tightens, and a bad rule is refus
 end)
 
 -- what a malformed setting gets: one line naming the field
+-- luacheck: push ignore 631 (the expected messages are long)
 local BAD = {
   {{allow = {"api.*.example.com"}}, 'network.allow%[1%] = "api%.%*%.example%.com": a wildcard may only be the first label'},
   {{allow = {"ok.example", "x.example:70000"}}, 'network.allow%[2%] = "x%.example:70000": port "70000" is not a number from 1 to 65535'},
@@ -94,6 +96,7 @@ local BAD = {
   {{max_bytes = "lots"}, 'network%.max_bytes = "lots": a size'},
   {{alow = {"a.example"}}, "network%.alow is not a setting"},
 }
+-- luacheck: pop
 
 t.test("every malformed setting: one error naming the field, raised by sandbox.open before a session opens", function()
   for _, case in ipairs(BAD) do
@@ -106,6 +109,7 @@ t.test("every malformed setting: one error naming the field, raised by sandbox.o
   t.match(tostring(err), "sandbox%.open: network%.allow%[1%] = \"api%.%*%.com\": a wildcard may only be the first label",
           "raised before the engine is asked (it does not exist)")
   ok, err = pcall(sandbox.open, {network = "yes"})
+  t.eq(ok, false)
   t.match(tostring(err), "network must be true, false or a table of rules")
 end)
 

@@ -253,7 +253,7 @@ t.test("names pinned or resolving to private or loopback addresses are refused u
   local r = sh(b, "curl -sS -m 20 -w '%{http_code}' http://private.test.example/")
   t.match(r.stdout, "10%.11%.12%.13 is a private address and no address rule allows it.*403$")
   -- localhost is in NO_PROXY: this curl is told to use the proxy for it anyway
-  r = sh(b, ("curl -sS -m 20 -k --noproxy '' https://localhost:%d/ 2>&1; echo"):format(U.https))
+  sh(b, ("curl -sS -m 20 -k --noproxy '' https://localhost:%d/ 2>&1; echo"):format(U.https))
   local ev = last_event("localhost")
   t.ok(ev and ev.allowed == false, "refused")
   t.match(ev and ev.reason or "", "is a loopback address and no address rule allows it")
@@ -310,10 +310,39 @@ t.test("box:deny tightens a live session, box:allow opens one more host; each ch
   t.no_match(json.encode(net), TOKEN, "no value in box:network()")
 end)
 
+t.test("the relay killed from outside comes back: the next connections work, and it is traced", function()
+  local before = box:network().connections
+  -- as root, through the engine (nothing in the sandbox can reach the relay: it runs as root)
+  local kill = ("docker exec -u 0 %s sh -c 'for p in /proc/[0-9]*; do grep -q egress $p/cmdline 2>/dev/null && "
+    .. "kill -9 ${p#/proc/}; done' >/dev/null 2>&1"):format(box.container)
+  os.execute(kill)
+  local r, deadline = nil, luagent.now() + 20
+  repeat
+    luagent.sleep(0.3)
+    r = sh(box, ("curl -sS -m 10 %s/hello 2>&1"):format(HTTPS_OTHER:gsub("^https", "http"):gsub(tostring(U.https), tostring(U.http))))
+  until r.stdout:find("hello from upstream", 1, true) or luagent.now() > deadline
+  t.match(r.stdout, "hello from upstream", "after the relay came back")
+  local relaunched
+  for _, ev in ipairs(seen) do if ev.type == "network_relay" and ev.restarted then relaunched = ev end end
+  t.ok(relaunched, "a network_relay event")
+  t.ok(box:network().connections >= 1 and box:network().allowed > 0, "counting goes on: " .. before)
+end)
+
+t.test("the trace page lists the connections, refusals flagged with why", function()
+  local dir = luagent.run_dir()
+  local page = assert(require("luagent.trace_page").write(dir .. "/trace.jsonl", work .. "/page.html"))
+  local html = assert(fs.read(page))
+  t.match(html, "refused")
+  t.match(html, "no rule allows nowhere%.test%.example")
+  t.match(html, "network GET api%.test%.example:" .. U.http)
+  t.match(html, "TLS ended at luagent, secrets API_TOKEN")
+  t.ok(not html:find(TOKEN, 1, true), "no value on the page")
+end)
+
 t.test("network = true warns once that the sandbox has the engine's whole network", function()
   local out = fs.temp_dir("luagent-network-warn")
-  assert(fs.write(out .. "/r.lua", 'local b = assert(require("luagent.sandbox").open{network = true, memory = "128m"}) b:close()\n'
-    .. 'local c = assert(require("luagent.sandbox").open{network = true, memory = "128m"}) c:close()\n'))
+  local open_close = 'assert(require("luagent.sandbox").open{network = true, memory = "128m"}):close()\n'
+  assert(fs.write(out .. "/r.lua", open_close .. open_close))
   local proc = assert(process.spawn{argv = {t.env("LUAGENT"), "run", "-q", out .. "/r.lua"}, stdout = "null", stderr = "pipe"})
   local err = ""
   repeat local chunk = proc:read("stderr"); err = err .. (chunk or "") until not chunk

@@ -153,13 +153,14 @@ local function refusal(status, reason)
 end
 
 function Egress:_record(ev)
+  local owner = self.owner or self -- a connection's view writes its counters to the egress itself
   if ev.started then ev.ms = ev.ms or math.floor((loop.now() - ev.started) * 1000) end
   ev.started = nil
   ev.type = "network"
   ev.session = self.session_id
-  if ev.allowed then self.allowed = self.allowed + 1 else self.denied = self.denied + 1 end
-  table.insert(self.recent, 1, ev)
-  if #self.recent > RECENT then table.remove(self.recent) end
+  if ev.allowed then owner.allowed = owner.allowed + 1 else owner.denied = owner.denied + 1 end
+  table.insert(owner.recent, 1, ev)
+  if #owner.recent > RECENT then table.remove(owner.recent) end
   self.emit(ev)
 end
 
@@ -319,14 +320,18 @@ function Egress:_serve(conn)
   return self:_forward(conn, r, verdict, ev)
 end
 
-function Egress:_handle(conn)
+-- A connection is served through a view of the egress whose handle is the
+-- relay it came from: after a relaunch, ids of the old relay never reach
+-- the new one's connections.
+function Egress:_handle(conn, h)
   self.open = self.open + 1
-  local ok, err = pcall(self._serve, self, conn)
+  local view = setmetatable({handle = h, owner = self}, {__index = self})
+  local ok, err = pcall(view._serve, view, conn)
   self.open = self.open - 1
-  if not ok and not self.closed then
+  if not ok and not self.closed and h == self.handle then
     io.stderr:write("luagent: sandbox egress: a connection failed: ", tostring(err), "\n")
   end
-  if not self.closed and self.handle then pcall(self.handle.forget, self.handle, conn) end
+  if not self.closed then pcall(h.forget, h, conn) end
 end
 
 -- ---- the relay ----
@@ -370,15 +375,53 @@ local function upstream_bundle(rules)
   return path, dir
 end
 
+-- The relay died (its container restarted, or it was killed): a new one, and
+-- the CA bundle again (a restarted container's /tmp is empty). Tries for
+-- RELAY_PATIENCE seconds, while the session recovers; connections made
+-- meanwhile are refused by the sandbox's own loopback (nothing listens).
+local RELAY_PATIENCE = 60
+
+function Egress:_relaunch(why)
+  local deadline = loop.now() + RELAY_PATIENCE
+  local err
+  while not self.closed and loop.now() < deadline do
+    local h
+    h, err = open_relay(self.session, #self.rules.secrets > 0)
+    if h and self.closed then h:close() return false end
+    if h then
+      local old = self.handle
+      self.handle = h
+      if old then old:close() end
+      if self.rules.max_bytes then h:limit{max_bytes = math.max(1, self.rules.max_bytes - self.spent)} end
+      local ok = true
+      if egress.wants_bundle(self.rules) then ok, err = self:_stage_bundle() end
+      if ok then
+        self.relaunches = self.relaunches + 1
+        self.emit({type = "network_relay", session = self.session_id, restarted = true, why = why})
+        return true
+      end
+    end
+    loop.sleep(0.5)
+  end
+  self.lost = err or why
+  self.emit({type = "network_relay", session = self.session_id, restarted = false, why = why,
+             error = err and tostring(err.message or err) or nil})
+  return false
+end
+
 function Egress:_accept_loop()
   while not self.closed do
-    local conn, err = self.handle:accept()
-    if not conn then
-      if self.closed then return end
-      self.lost = err
+    local h = self.handle
+    local conn, err = h:accept()
+    if conn then
+      loop.spawn(function() self:_handle(conn, h) end)
+    elseif self.closed then
       return
+    else
+      local c = h:counters()
+      self.spent = self.spent + c.bytes_up + c.bytes_down
+      if not self:_relaunch(err and err.message or "the relay ended") then return end
     end
-    loop.spawn(function() self:_handle(conn) end)
   end
 end
 
@@ -397,7 +440,8 @@ function egress.start(session, rules)
   local upstream_ca, temp_dir = upstream_bundle(rules)
   local self = setmetatable({
     session = session, session_id = session.id, rules = rules, handle = h, upstream_ca = upstream_ca,
-    temp_dir = temp_dir, open = 0, allowed = 0, denied = 0, recent = {}, emit = events.emit,
+    temp_dir = temp_dir, open = 0, allowed = 0, denied = 0, recent = {}, emit = events.emit, spent = 0,
+    relaunches = 0,
   }, Egress)
   if egress.wants_bundle(rules) then
     local ok

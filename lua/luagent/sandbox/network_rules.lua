@@ -220,7 +220,8 @@ local function compile_hosts(hosts)
     if not n or n.any or n.wildcard then
       return nil, ("network.hosts: %q is not a host name (no wildcards: it pins one name)"):format(tostring(name))
     end
-    local a = type(address) == "string" and not address:find("/", 1, true) and parse_address(address:match("^%[(.*)%]$") or address)
+    local a = type(address) == "string" and not address:find("/", 1, true)
+      and parse_address(address:match("^%[(.*)%]$") or address)
     if not a then
       return nil, ("network.hosts[%q] = %q: pin a name to an IP address, like '127.0.0.1'"):format(name, tostring(address))
     end

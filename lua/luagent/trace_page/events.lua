@@ -295,6 +295,25 @@ local function described(ctx, i, ev, kind, extra)
 end
 
 function by_type.sandbox_open(ctx, i, ev) return described(ctx, i, ev, "sandbox") end
+function by_type.network_rules(ctx, i, ev) return described(ctx, i, ev, "sandbox") end
+
+-- every connection of a sandbox with network rules: refusals flagged, with why
+function by_type.network(ctx, i, ev)
+  local target = ("%s %s:%s"):format(f.str(ev.method) or "?", f.str(ev.host) or "?", tostring(ev.port or "?"))
+  local text
+  if ev.allowed == false then
+    text = flag("refused") .. " network " .. escape(target) .. ": " .. escape(f.str(ev.reason) or "?")
+  else
+    local via = ev.tls_terminated and ", TLS ended at luagent" or ""
+    local secrets = type(ev.secrets) == "table" and #ev.secrets > 0
+      and (", secrets " .. escape(table.concat(ev.secrets, ", "))) or ""
+    text = ("network %s (%s%s%s): %s up, %s down, %s ms%s"):format(escape(target),
+      escape(f.str(ev.address) or "?"), via, secrets, tostring(ev.bytes_up or 0), tostring(ev.bytes_down or 0),
+      tostring(ev.ms or 0), ev.error and (": " .. escape(f.str(ev.error) or "")) or "")
+    if ev.error then text = flag(ev.limit or "cut") .. " " .. text end
+  end
+  return block(i, ev, "sandbox", head(ctx, i, ev, text))
+end
 function by_type.sandbox_close(ctx, i, ev)
   if f.str(ev.error) then return described(ctx, i, ev, "sandbox") end
   return block(i, ev, "sandbox", head(ctx, i, ev, ("sandbox %s removed"):format(escape(f.str(ev.session) or "?"))))
