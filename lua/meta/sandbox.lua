@@ -9,14 +9,15 @@
 --   box:python("import pandas as pd; df = pd.read_csv('input/data.csv')")
 --   box:extract("output", luagent.run_dir("output"))
 --
--- Safe by default: no network; memory capped (swap equal to memory); a CPU
--- quota; a pids cap; no-new-privileges; a read-only root with a writable
--- /workspace (capped: workspace_size) and a capped /tmp; only the
--- environment the recipe passes (host API keys are refused). The sandbox
--- supervisor is PID 1 and runs every command as uid 1000 with no capability,
--- under its own subreaper: what a command leaves running is killed (and
--- counted) when it ends or times out, and no command can signal, trace or
--- replace PID 1 or the supervisor.
+-- Safe by default: no network (rules give it some: luagent help network);
+-- memory capped (swap equal to memory); a CPU quota; a pids cap;
+-- no-new-privileges; a read-only root with a writable /workspace (capped:
+-- workspace_size) and a capped /tmp; only the environment the recipe passes
+-- (host API keys are refused). The sandbox supervisor is PID 1 and runs
+-- every command as uid 1000 with no capability, under its own subreaper:
+-- what a command leaves running is killed (and counted) when it ends or
+-- times out, and no command can signal, trace or replace PID 1 or the
+-- supervisor.
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
 
 ---What `sandbox.file`, `sandbox.dir` and `sandbox.text` make: one manifest source.
@@ -53,7 +54,9 @@
 ---memory cgroup holds memory + tmp_size + workspace_size, since files in /tmp and the workspace live in RAM
 ---@field cpus? number CPU quota, default 1
 ---@field pids? integer process cap, default 256
----@field network? boolean default false: no network at all
+---@field network? boolean|luagent.NetworkRules default false: no network at all (only loopback); a table of rules:
+---still no interface but loopback, and what the rules allow goes out through luagent, which decides each
+---connection on the host (luagent help network); true: the engine's whole bridge network (warned once per process)
 ---@field env? table<string, string|number|boolean> the only environment commands see (API keys are refused)
 ---@field timeout? number default seconds for a command, 120
 ---@field max_output? integer bytes kept per stream of a command (default 1 MiB); the middle is cut
@@ -83,6 +86,77 @@
 ---@field pool? integer keep this many sessions like this one started (a warm pool, made by the first such
 ---open, which starts cold, and drained when the process ends): later opens of the same spec take one. 0: none.
 ---A recipe wires it to a setting (`pool = cfg.sandbox.pool`) so `--set sandbox.pool=4` and evals can turn it on
+
+---sandbox.open's `network` as rules (YAML: `sandbox.network`, passed by the recipe as
+---`network = cfg.sandbox.network`). A rule is a host name ("api.example.com"; "*.example.com": every name
+---under it, not the name itself; "*": every name), an IP address or a CIDR ("10.0.0.5", "10.0.0.0/8",
+---"[fd00::1]", "fd00::/8"), each with an optional ":port" (":*": every port; bracket IPv6 with a port:
+---"[fd00::1]:5432"). Nothing is allowed by default, and deny wins. A name is resolved on the host, and the
+---address it resolves to must be public or named by an address rule (loopback, private, link-local,
+---unique-local... are refused otherwise, checked when the socket opens). A bad rule, secret, ca_file or an
+---unknown key raises from sandbox.open naming the field, before any session opens.
+---@class luagent.NetworkRules
+---@field allow? string[]|string rules the sandbox may reach; without a port: 80 and 443
+---@field deny? string[]|string rules it may not, whatever allow says; without a port: every port
+---@field secrets? table<string, luagent.NetworkSecret> environment variable name -> the secret: the sandbox gets a
+---per-session placeholder in that variable, and luagent puts the value in the request head only towards its hosts
+---@field hosts? table<string, string> pins a name to an address, like curl --resolve ({["db.internal"] =
+---"10.0.0.5"}); the pinned address is checked like a resolved one
+---@field ca_file? string a PEM file of CA certificates: trusted for upstream TLS luagent makes (secret hosts) and
+---added to the sandbox's CA bundle (for tunnelled clients)
+---@field max_connections? integer connections at once, default 64; one more is refused (403)
+---@field max_bytes? string|integer bytes both ways over every connection of the session ("100m", "1g"); the
+---connection that passes it is cut and later ones are refused
+
+---One secret of network.secrets: its value never enters the sandbox, the trace or the outputs.
+---@class luagent.NetworkSecret
+---@field hosts string[] the host names ("api.example.com", "*.example.com") it may be sent to; each must be
+---allowed by network.allow; TLS to them ends at luagent, with the session's CA
+---@field value string the value, e.g. os.getenv("GITHUB_TOKEN") (nil raises: is the variable set?)
+
+---One connection of a sandbox with rules: a trace event of type "network" (and box:network().recent).
+---@class luagent.NetworkEvent
+---@field type "network"
+---@field session string the session id
+---@field host string? the host the client asked for (absent when the request could not be read)
+---@field port integer?
+---@field method string? "CONNECT", "GET", ... (inside a tunnel whose TLS ends at luagent: the inner request's)
+---@field path string? the request's path, when luagent could read it
+---@field address string? the address connected to
+---@field allowed boolean
+---@field rule string? the rule that allowed or denied it
+---@field reason string? why it was refused (the line the client got in the 403's body)
+---@field status integer? the refusal's HTTP status: 403, 400 (malformed request), 502 (upstream unreachable)
+---@field bytes_up integer? bytes from the sandbox upstream
+---@field bytes_down integer? bytes from upstream to the sandbox
+---@field ms integer how long the connection lasted
+---@field tls_terminated boolean? TLS ended at luagent (a host with secrets)
+---@field secrets string[]? the names of the secrets put into its request head (never their values)
+---@field secret_refused string? the name of the secret whose placeholder made it refused
+---@field limit "max_connections"|"max_bytes"? the limit that refused or cut it
+---@field error string? what ended a connection that was allowed
+
+---The rules of a live session as plain data (box:network().rules, the sandbox_open event): no secret value.
+---@class luagent.NetworkRulesNow
+---@field allow string[]
+---@field deny string[]
+---@field hosts table<string, string>
+---@field secrets table<string, {hosts: string[]}> by name: the hosts each may go to
+---@field ca_file string?
+---@field max_connections integer
+---@field max_bytes integer?
+
+---What box:network() returns.
+---@class luagent.NetworkStatus
+---@field rules luagent.NetworkRulesNow the rules as they are now
+---@field connections integer connections the sandbox made
+---@field open integer connections open now
+---@field allowed integer
+---@field denied integer
+---@field bytes_up integer over every connection
+---@field bytes_down integer
+---@field recent luagent.NetworkEvent[] the last 20 connections, newest first
+---@field lost string? why the relay stopped, if it did
 
 ---One Docker engine of `engines`, in its long form.
 ---@class luagent.SandboxEngine
@@ -341,6 +415,26 @@ function Box:extract(path, host_dir, opts) end
 ---@return integer? bytes
 ---@return luagent.Error? err
 function Box:snapshot(host_tar) end
+
+---The network of a box opened with rules (network = {allow = ...}): the rules, the counters and the last
+---connections. nil for a box without rules (network = false or true).
+---@return luagent.NetworkStatus?
+function Box:network() end
+
+---Adds allow rules to a live session, for the connections made from now on (deny still wins: allow never
+---undoes a deny). Traced as a `network_rules` event. Raises on a bad rule, naming it
+---(`box:allow[1] = "...": ...`), and on a box without rules.
+---@param rules string[]|string
+---@return true? ok
+---@return luagent.Error? err kind "closed" after close
+function Box:allow(rules) end
+
+---Adds deny rules to a live session (for example: tighten after a dependency install), for the connections
+---made from now on. Traced as a `network_rules` event; raises like box:allow.
+---@param rules string[]|string
+---@return true? ok
+---@return luagent.Error? err kind "closed" after close
+function Box:deny(rules) end
 
 ---Removes the container and its workspace volume; with `save` set, brings the
 ---results home first (outputs.collect; what the mirror copied counts when the

@@ -45,8 +45,8 @@ with its trace (every model call, tool call and sandbox command) and the
 outputs the agent saved.]]
 
 pages.ORDER = {"run", "new", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
-pages.GUIDES = {"recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "pool", "engines",
-                "outputs", "traces", "faults", "errors"}
+pages.GUIDES = {"recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "network", "pool",
+                "engines", "outputs", "traces", "faults", "errors"}
 
 local T = {}
 pages.TOPICS = T
@@ -767,8 +767,9 @@ move files in and out:
   box:put("a.txt", "text"); box:get("a.txt")
   box:extract("output", "out"); box:snapshot("ws.tar")
 
-Each session is its own container, locked down by default: no network,
-memory capped (swap equal to memory), a CPU quota, a pids cap,
+Each session is its own container, locked down by default: no network
+(network = {allow = {...}} lets out only what the rules allow, through
+luagent: luagent help network), memory capped (swap equal to memory), a CPU quota, a pids cap,
 no-new-privileges, a read-only root with a writable /workspace (a tmpfs
 volume of workspace_size, 512m by default) and a capped /tmp, and only the
 environment the recipe passes (a host API key is refused even if passed by
@@ -811,8 +812,162 @@ with TLS by Docker's conventions: DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH
 holding ca.pem, cert.pem, key.pem); sessions work the same over either.
 luagent sandbox build makes the image, luagent doctor checks the engine and
 the image.]],
-  see = "luagent help pool, luagent help engines, luagent help sandbox; every option: lua/meta/sandbox.lua; "
+  see = "luagent help network, luagent help pool, luagent help engines, luagent help sandbox; "
+    .. "every option: lua/meta/sandbox.lua; "
     .. "the supervisor: sandbox/supervisor/DESIGN.md.",
+}
+
+T.network = {
+  about = "a sandbox that reaches only what the recipe allows, by rule",
+  text = [[
+A sandbox has no network by default (network = false). network = true
+gives it the Docker engine's whole bridge network, and says so in one
+warning line per process. A table of rules gives it only what they allow:
+
+  local box <close> = assert(sandbox.open{network = {
+    allow = {"*.example.com", "index.internal:8080", "10.0.0.5:8080"},
+    deny = {"uploads.example.com"},
+    hosts = {["index.internal"] = "10.0.0.5"},     -- like curl --resolve
+    secrets = {API_TOKEN = {hosts = {"api.example.com"},
+                            value = os.getenv("API_TOKEN")}},
+    ca_file = "corp-ca.pem", max_connections = 64, max_bytes = "1g"}})
+  box:exec("curl -s -H \"Authorization: Bearer $API_TOKEN\" "
+    .. "https://api.example.com/v1/me")
+
+In YAML the same table sits under sandbox.network, and the recipe passes
+it on (network = cfg.sandbox.network).
+
+How it works. The container still has no interface but loopback
+(NetworkMode none), so nothing in it can go around the rules. Before any
+command runs, the sandbox supervisor starts a relay (luagent-supervisor
+egress 3128, a Docker exec of its own) listening on 127.0.0.1:3128 and
+[::1]:3128 inside the sandbox; it passes each connection to luagent over
+its own stream, so a download never delays a command's output. luagent
+decides and makes the upstream connection itself: over a TCP/TLS engine
+the connections leave from the machine luagent runs on, not the engine's.
+
+The sandbox's environment names the proxy: HTTP_PROXY, HTTPS_PROXY,
+http_proxy and https_proxy = http://127.0.0.1:3128, NO_PROXY and no_proxy =
+localhost,127.0.0.1,::1, npm_config_proxy and npm_config_https_proxy. What
+reads them (measured in the sandbox image):
+
+  curl                  only lowercase http_proxy; https_proxy in
+                        either case
+  python3 urllib, pip   both cases
+  node 18               none at all: https.get and fetch go direct and
+                        fail; node code must use a proxy agent
+  git, npm              not in the image; what they read is set
+                        (npm_config_*, GIT_SSL_CAINFO)
+
+A client that ignores the variables gets nowhere: there is no route out.
+
+The rules. allow and deny are lists of strings. A rule is a host name
+(api.example.com; *.example.com is every name under example.com, not
+example.com itself; * is every name), an IP address or a CIDR (10.0.0.5,
+10.0.0.0/8, [fd00::1], fd00::/8), each with an optional :port (:* is every
+port; an IPv6 address with a port is bracketed: [fd00::1]:5432). An allow
+rule without a port allows 80 and 443; a deny rule without one covers
+every port. Deny wins over allow, and nothing is allowed by default.
+
+Names are resolved on the host, and a connection to a name passes twice:
+the name (with its port) must be allowed, and the address it resolves to
+must be public or itself named by an address rule. Loopback, private,
+link-local (169.254.169.254, the cloud metadata service), unique-local,
+IPv4-mapped IPv6, carrier-grade NAT, multicast, reserved, documentation,
+NAT64, 6to4 and Teredo addresses are refused otherwise. The check is made
+in C at the moment the socket opens, for the exact address it opens, so a
+name that resolves to a public address once and a private one the next
+time (DNS rebinding) gains nothing. An address rule alone allows
+connections to that IP literal on its ports; it never makes a name
+allowed. hosts = {["name"] = "addr"} pins a name to an address (like curl
+--resolve), and the pinned address is checked the same way: a private one
+needs an address rule, as 10.0.0.5:8080 above.
+
+What passes. HTTP proxy requests in absolute form (GET http://host/path):
+the Host header must name the same host and port, and the request goes
+upstream in origin form with Connection: close and the Proxy-* headers
+dropped. A client gets 30 s to send its request head. An https:// URL in absolute form is refused: HTTPS goes through
+CONNECT. CONNECT host:port answers 200 only once the upstream connection
+is made; a tunnel to a name must start with a TLS ClientHello whose server
+name (SNI) is that name, or it is closed (domain fronting is refused); a
+tunnel to an IP literal carries anything. No UDP (so no QUIC), no DNS, no
+raw sockets: the sandbox resolves nothing, luagent resolves for it.
+
+Limits. max_connections (default 64) at once; one more is refused.
+max_bytes counts both ways over every connection of the session: the
+connection that passes it is cut, and later ones are refused. A refusal
+is never a hang: an HTTP 403 (400 for a malformed request, 502 when the
+upstream cannot be reached) with an X-Luagent-Refused header and a
+one-line body starting "luagent: " that says why, which is what the agent
+and the model read, e.g.
+
+  luagent: no rule allows files.example.org:443
+  luagent: more than 64 connections at once (network.max_connections)
+
+Secrets. secrets = {NAME = {hosts = {...}, value = ...}} puts a
+per-session placeholder in the sandbox's environment, never the value:
+NAME=luagent-secret-<name>-<32 hex>. Each of a secret's hosts must be
+allowed. For those hosts only, TLS ends at luagent with a per-session CA
+(EC P-256; its key never leaves luagent), the placeholder is replaced by
+the value in the request head (the request line and the headers, not the
+body), and the request goes upstream over TLS verified against the host's
+system CAs plus network.ca_file. The sandbox trusts the session CA through
+/tmp/.luagent/ca-bundle.pem (the image's own
+/etc/ssl/certs/ca-certificates.crt, network.ca_file and the session CA),
+named by SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, PIP_CERT,
+NODE_EXTRA_CA_CERTS and GIT_SSL_CAINFO; these are set whenever there are
+secrets or a ca_file. Python requests and pip then take REQUESTS_CA_BUNDLE
+over their own --cert: trust another CA through network.ca_file.
+
+A placeholder in a request luagent can read that goes to any other host
+(plain HTTP, or TLS ending at luagent for another secret's host) is
+refused and reported, and a bound placeholder over plain HTTP is refused
+too: a value is never sent in clear. Through a tunnel to another host
+luagent cannot see it, and there it is a random string that means nothing.
+The value never appears in the sandbox, the trace, a recording or the
+outputs (luagent.secrets redacts it). A session with secrets has
+placeholders of its own, so a warm pool never matches it (luagent help
+pool).
+
+Seen, not guessed. Every connection is one trace event of type network
+(its fields below). box:network() returns {rules (no secret values),
+connections, open, allowed, denied, bytes_up, bytes_down, recent: the last
+20 events, newest first}, or nil for a box without rules.
+box:allow{...} and box:deny{...} change the rules of a live session for
+the connections made from then on, each change a network_rules trace
+event; deny still wins (allow never undoes a deny), so a recipe can
+tighten after installing its dependencies:
+
+  box:exec("pip install -r requirements.txt")
+  box:deny{"*"}                 -- nothing more by name from here on
+
+Bad input is one error from sandbox.open naming the field, before any
+session opens: a malformed rule, a wildcard that is not the first label
+(sandbox.open: network.allow[1] = "api.*.com": a wildcard may only be the
+first label ('*.example.com')), a port out of range, a CIDR with host bits
+(did you mean 10.0.0.0/8?), a secret without hosts, a secret whose value
+is nil (is the environment variable set?), a secret host that is not
+allowed, a ca_file that is missing or not PEM, an unknown key. A bad rule
+given to box:allow or box:deny raises, naming it (box:allow[1] = "...").
+
+The fields of a network event:]],
+  rows = {
+    {"host, port", "what the client asked for"},
+    {"method", "CONNECT, GET, ... (inside a tunnel whose TLS ends at luagent: the inner request's)"},
+    {"address", "the address luagent connected to"},
+    {"allowed", "true or false"},
+    {"rule, reason", "the rule that decided; why it was refused (the body of the refusal)"},
+    {"status", "the refusal's HTTP status (403, 400, 502)"},
+    {"bytes_up", "bytes from the sandbox upstream; bytes_down the other way"},
+    {"ms", "how long the connection lasted"},
+    {"tls_terminated", "TLS ended at luagent (a host with secrets)"},
+    {"secrets", "the names of the secrets put in the request (never a value)"},
+    {"secret_refused", "the secret whose placeholder made the request refused"},
+    {"limit", "max_connections or max_bytes, when a limit refused or cut it"},
+    {"error", "what ended an allowed connection early"},
+  },
+  see = "luagent help sandboxes, luagent help traces; lua/meta/sandbox.lua (luagent.NetworkRules, box:network); "
+    .. "the design: sandbox/NETWORK.md.",
 }
 
 T.pool = {
