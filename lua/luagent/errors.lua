@@ -62,6 +62,9 @@ errors.KINDS = {
   sandbox_restarted = {retry = false, about = "the sandbox's supervisor or container died; the session is back, "
     .. "its Python state lost: the call may have run in part"},
   refused = {retry = false, about = "refused by a safety rule (an API key in a command, a path leaving the workspace)"},
+  egress_lost = {retry = true, about = "a sandbox's egress relay (its way out, by network rules) ended; luagent starts "
+    .. "it again"},
+  denied = {retry = false, about = "a sandbox's network rules refused a connection (the reason names the rule)"},
   closed = {retry = false, about = "the sandbox session or handle was already closed"},
   build = {retry = false, about = "building the sandbox image failed"},
   -- tasks

@@ -64,6 +64,15 @@ function engine_stream.read_file(opts) end
 ---@return luagent.Error? err
 function engine_stream.supervisor(opts) end
 
+---The host's side of a sandbox's egress relay (`luagent-supervisor egress PORT`, issue 19):
+---connections the sandbox makes to its proxy port, decided by luagent.sandbox.egress and
+---spliced here in C (src/lua/lua_egress.c lists the handle's methods). Returns once the
+---relay said it listens. opts.ca = true: a per-session CA for TLS ending at luagent.
+---@param opts table client:options("/exec/ID/start", {body, timeout, ca})
+---@return table? egress
+---@return luagent.Error? err
+function engine_stream.egress(opts) end
+
 ---The error value for a Docker engine error response: kind not_found (404),
 ---conflict (409) or docker, with the engine's own message read from the body.
 ---@param status integer the HTTP status

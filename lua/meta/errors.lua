@@ -44,6 +44,8 @@
 ---| "supervisor_lost"    # the channel to a sandbox's supervisor ended (sessions report sandbox_restarted) - retryable
 ---| "sandbox_restarted"  # the sandbox's supervisor or container died; the session is back, its Python state lost
 ---| "refused"            # refused by a safety rule (an API key in a command, a path leaving the workspace)
+---| "egress_lost"        # a sandbox's egress relay ended; luagent starts it again - retryable
+---| "denied"             # a sandbox's network rules refused a connection
 ---| "closed"             # the sandbox session or handle was already closed
 ---| "build"              # building the sandbox image failed
 ---| "cancelled"          # the run is stopping (Ctrl-C, SIGTERM) or the task was cancelled

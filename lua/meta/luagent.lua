@@ -118,6 +118,12 @@ function Task:cancel() end
 ---@return "ready"|"running"|"waiting"|"done"|"failed"
 function Task:status() end
 
+---Makes it a background task: the run does not wait for it to end (a server
+---loop waiting for connections; what owns it ends it, as a box's close ends
+---its network relay's).
+---@return luagent.Task self
+function Task:background() end
+
 ---Cancels the task if it has not finished and marks the handle closed (the
 ---task's own work unwinds with a "cancelled" error naming why); wait, cancel
 ---and status then raise "task is closed". Idempotent; bound to `<close>`.

@@ -64,6 +64,8 @@ typedef struct eg_conn {
   buf in;          /* what the client sent (plaintext once TLS ends here), not yet passed on */
   size_t owed;     /* the client's bytes taken and not yet credited back (K) */
   size_t unacked;  /* bytes sent to the client the relay has not written yet */
+  buf outq;        /* bytes for the client waiting for the relay's window (never past it) */
+  int want_h, h_sent, want_close, c_sent; /* H and C go only after every byte before them */
   int client_eof, gone, up_eof, connecting, connected, splicing, done;
   mitm_tls *tls;
   rawconn *up;
@@ -119,15 +121,39 @@ static void send_msg(egress *eg, char kind, long long id, const void *data, size
   buf_free(&b);
 }
 
-static void to_client(eg_conn *c, const char *data, size_t n) {
-  while (n > 0) {
-    size_t piece = n < MAX_PIECE ? n : MAX_PIECE;
-    send_msg(c->eg, 'D', c->id, data, piece);
+static void wake_conn(eg_conn *c);
+
+/* Sends what the window allows of the bytes waiting for the client, then the
+ * H or C asked for once nothing waits. The relay ends a host that sends past
+ * the window, so nothing ever does. */
+static void drain_client(eg_conn *c) {
+  while (c->outq.len && c->unacked < EGRESS_WINDOW && !c->gone) {
+    size_t piece = c->outq.len < MAX_PIECE ? c->outq.len : MAX_PIECE;
+    if (piece > EGRESS_WINDOW - c->unacked) piece = EGRESS_WINDOW - c->unacked;
+    send_msg(c->eg, 'D', c->id, c->outq.data, piece);
     c->unacked += piece;
-    data += piece;
-    n -= piece;
+    buf_consume(&c->outq, piece);
+  }
+  if (c->outq.len && !c->gone) return;
+  if (c->want_h && !c->h_sent && !c->gone) {
+    c->h_sent = 1;
+    send_msg(c->eg, 'H', c->id, NULL, 0);
+  }
+  if (c->want_close && !c->c_sent) {
+    c->c_sent = 1;
+    if (!c->gone) send_msg(c->eg, 'C', c->id, NULL, 0);
+    wake_conn(c);
   }
 }
+
+static void to_client(eg_conn *c, const char *data, size_t n) {
+  if (c->gone || c->c_sent) return;
+  buf_append(&c->outq, data, n);
+  drain_client(c);
+}
+
+/* Everything for the client went (or the client is gone): the host may let go. */
+static int finished(const eg_conn *c) { return c->done && (c->c_sent || c->gone); }
 
 /* Ciphertext TLS has for the client. */
 static void flush_tls(eg_conn *c) {
@@ -229,11 +255,16 @@ static void end_conn(eg_conn *c, const char *kind, const char *why) {
     mitm_tls_shutdown(c->tls);
     flush_tls(c);
   }
-  if (!c->gone) send_msg(c->eg, 'C', c->id, NULL, 0);
+  c->want_close = 1;
+  drain_client(c);
   if (c->up && (c->connecting || rawconn_open(c->up))) {
     c->connecting = 0;
     rawconn_end(c->up, NULL, "");
   }
+  if (c->waiter) wake(c->waiter);
+}
+
+static void wake_conn(eg_conn *c) {
   if (c->waiter) wake(c->waiter);
 }
 
@@ -245,6 +276,7 @@ static void free_conn(eg_conn *c) {
   rawconn_free(c->up);
   if (c->tls) mitm_tls_free(c->tls);
   buf_free(&c->in);
+  buf_free(&c->outq);
   free(c->policy);
   free(c);
 }
@@ -282,7 +314,8 @@ static void up_ended(eg_conn *c) {
     end_conn(c, NULL, NULL);
     return;
   }
-  send_msg(c->eg, 'H', c->id, NULL, 0);
+  c->want_h = 1;
+  drain_client(c);
 }
 
 static int up_data(void *ctx, const char *data, size_t n) {
@@ -299,7 +332,7 @@ static int up_data(void *ctx, const char *data, size_t n) {
   } else {
     to_client(c, data, n);
   }
-  if (c->unacked >= EGRESS_WINDOW) rawconn_pause(c->up, 1);
+  if (c->outq.len) rawconn_pause(c->up, 1); /* the window is full: upstream waits */
   return 0;
 }
 
@@ -401,7 +434,8 @@ static void on_client_eof(eg_conn *c) {
 
 static void on_credit(eg_conn *c, size_t n) {
   c->unacked = n < c->unacked ? c->unacked - n : 0;
-  if (c->up && c->unacked < EGRESS_WINDOW) rawconn_pause(c->up, 0);
+  drain_client(c);
+  if (c->up && !c->outq.len && !c->done) rawconn_pause(c->up, 0);
 }
 
 static void egress_ended(egress *eg, const char *why);
@@ -425,6 +459,7 @@ static int on_message(void *ctx, char kind, long long id, const char *data, size
   else if (kind == 'C') {
     c->gone = 1;
     end_conn(c, NULL, NULL);
+    wake_conn(c);
   } else if (kind != 'D') {
     return -1;
   }
@@ -847,7 +882,7 @@ static int splice_k(lua_State *L, int status, lua_KContext ctx) {
     wait_finish(w);
     return luagent_fail(L, "closed", "the connection was closed while spliced");
   }
-  if (!c->done) return wait_again(L, w, splice_k);
+  if (!finished(c)) return wait_again(L, w, splice_k);
   wait_finish(w);
   push_stats(L, c);
   return 1;
@@ -876,6 +911,10 @@ static int l_forget(lua_State *L) {
   egress *eg = luagent_check_open(L, 1, &EGRESS);
   eg_conn *c = check_conn(L, eg, 2);
   end_conn(c, NULL, NULL);
+  if (!finished(c)) { /* what still waits for the window is dropped: the host is done */
+    buf_clear(&c->outq);
+    drain_client(c);
+  }
   unlink_conn(eg, c);
   free_conn(c);
   return 0;

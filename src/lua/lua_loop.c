@@ -176,8 +176,16 @@ static int l_cancelled(lua_State *L) {
 /* loop.current() -> task | nil */
 static int l_current(lua_State *L) { return sched_push_current(L); }
 
-static const luaL_Reg TASK_METHODS[] = {
-    {"wait", l_task_wait}, {"cancel", l_task_cancel}, {"status", l_task_status}, {NULL, NULL}};
+/* task:background() -> task   the run does not wait for it to end */
+static int l_task_background(lua_State *L) {
+  task_set_background(check_open_task(L, 1));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static const luaL_Reg TASK_METHODS[] = {{"wait", l_task_wait},     {"cancel", l_task_cancel},
+                                        {"status", l_task_status}, {"background", l_task_background},
+                                        {NULL, NULL}};
 static const luagent_handle_class TASK = {.name = SCHED_TASK_CLASS,
                                           .what = TASK_WHAT,
                                           .methods = TASK_METHODS,

@@ -120,6 +120,13 @@ static void unlink_live(sched *s, task *t) {
     s->live = t->next_live;
   if (t->next_live) t->next_live->prev_live = t->prev_live;
   s->nlive--;
+  if (t->background) s->nbackground--;
+}
+
+void task_set_background(task *t) {
+  if (t->background || t->finished) return;
+  t->background = 1;
+  t->s->nbackground++;
 }
 
 static task *pop_ready(sched *s) {
@@ -258,7 +265,7 @@ static step_result step(sched *s) {
 }
 
 sched_status sched_run(sched *s, task *main) {
-  while (s->nlive > 0) {
+  while (s->nlive > s->nbackground) {
     if (main && main->state == TASK_FAILED && !s->cancelling) sched_cancel_all(s, SCHED_WHY_MAIN_FAILED);
     step_result r = step(s);
     if (r == STEP_GAVE_UP) break;

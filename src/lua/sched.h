@@ -144,6 +144,10 @@ const char *sched_stopping(lua_State *L);
  * it closed. Idempotent. */
 void task_close(task *t);
 int task_is_closed(const task *t);
+/* Marks an unfinished task as background: sched_run returns once only
+ * background tasks are left (a server loop waiting for connections must
+ * not keep a run from ending; what owns it ends it, e.g. at a box's close). */
+void task_set_background(task *t);
 
 /* loop.yield(): the running task lets other ready tasks run first (a no-op
  * outside a task). */

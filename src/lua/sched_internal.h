@@ -18,6 +18,7 @@ struct sched {
   task *ready_head, *ready_tail;
   task *live; /* unfinished tasks, doubly linked */
   size_t nlive;
+  size_t nbackground; /* of them, background tasks: they never keep a run going */
   unsigned next_task_id;
   volatile sig_atomic_t interrupted; /* signal number of a pending interrupt */
   volatile sig_atomic_t in_loop;     /* waiting in loop_run_once, not running Lua */
@@ -49,6 +50,7 @@ struct task {
   task *joining; /* the task this one waits for */
   wait_slot join;
   int has_context; /* UV_CONTEXT holds its context (task_set_context, or its spawner's) */
+  int background;  /* task_set_background: sched_run does not wait for it */
 };
 
 enum { UV_THREAD = 1, UV_RESULT, UV_TRACEBACK, UV_CONTEXT, NUV }; /* uservalue slots of a task handle */

@@ -217,4 +217,23 @@ t.test("a task's context: spawn_in gives one, the tasks it spawns inherit it, ot
   t.raises(function() loop.spawn_in(ctx, "not a function") end, "function expected")
 end)
 
+t.test("a background task does not keep the run going: the run ends, and its exit hooks run", function()
+  local fs, process = require "luagent.fs", require "luagent.process"
+  local dir = assert(fs.temp_dir("luagent-background"))
+  assert(fs.write(dir .. "/r.lua", [[
+local loop = require "luagent.loop"
+local server = loop.spawn(function() loop.sleep(3600) end):background()
+luagent.at_exit(function() print("exit hook: server " .. server:status()) end)
+print("main done")
+]]))
+  local started = luagent.now()
+  local proc = assert(process.spawn{argv = {t.env("LUAGENT"), "run", "-q", dir .. "/r.lua"}, stdout = "pipe"})
+  local out = ""
+  repeat local chunk = proc:read("stdout"); out = out .. (chunk or "") until not chunk
+  t.eq(proc:wait(30), 0)
+  t.lt(luagent.now() - started, 20, "it did not wait for the hour")
+  t.eq(out, "main done\nexit hook: server waiting\n")
+  fs.remove(dir)
+end)
+
 return t.done()

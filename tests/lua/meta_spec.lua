@@ -69,6 +69,8 @@ local INTERNAL = {
   BoxProcess = "the streams of a sandbox process running an MCP server (lua/luagent/mcp/sandbox.lua)",
   Splitter = "the line splitter for chunked streams (lua/luagent/lines.lua)",
   Guard = "the guard of a handle being built, born closed (lua/luagent/handle.lua)",
+  Egress = "a box's egress: the host's proxy over its relay (lua/luagent/sandbox/egress.lua; box:network())",
+  Rules = "a box's compiled network rules (lua/luagent/sandbox/network_rules.lua; luagent.NetworkRules)",
 }
 
 local function sorted_keys(set)

@@ -359,7 +359,7 @@ function Egress:_stage_bundle()
                                     max_output = 4096})
   if not r then return nil, err end
   if r.exit_code ~= 0 then
-    return errors.fail("sandbox", "the session's CA bundle could not be written to " .. egress.CA_BUNDLE .. ": "
+    return errors.fail("error", "the session's CA bundle could not be written to " .. egress.CA_BUNDLE .. ": "
       .. (r.stderr or ""))
   end
   return true
@@ -414,7 +414,7 @@ function Egress:_accept_loop()
     local h = self.handle
     local conn, err = h:accept()
     if conn then
-      loop.spawn(function() self:_handle(conn, h) end)
+      loop.spawn(function() self:_handle(conn, h) end):background()
     elseif self.closed then
       return
     else
@@ -451,7 +451,9 @@ function egress.start(session, rules)
       return nil, err
     end
   end
-  self.acceptor = loop.spawn(function() self:_accept_loop() end)
+  -- background: a box left open must not keep its run from ending (and so
+  -- from closing the box)
+  self.acceptor = loop.spawn(function() self:_accept_loop() end):background()
   return self
 end
 

@@ -25,11 +25,11 @@
 local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 
-local M = {}
+local network_rules = {}
 
 -- Where the sandbox's proxy listens (inside the sandbox, on its loopback).
-M.PROXY_PORT = 3128
-M.DEFAULT_MAX_CONNECTIONS = 64
+network_rules.PROXY_PORT = 3128
+network_rules.DEFAULT_MAX_CONNECTIONS = 64
 local ALLOW_DEFAULT_PORTS = {80, 443}
 
 local Rules = {}
@@ -289,7 +289,7 @@ local KNOWN = {allow = true, deny = true, secrets = true, hosts = true, ca_file 
                max_bytes = true}
 
 local function check_limits(spec, opts)
-  local max = spec.max_connections or M.DEFAULT_MAX_CONNECTIONS
+  local max = spec.max_connections or network_rules.DEFAULT_MAX_CONNECTIONS
   if math.type(max) ~= "integer" or max < 1 then
     return nil, ("network.max_connections = %s: a whole number of connections at once, at least 1"):format(tostring(max))
   end
@@ -305,7 +305,7 @@ local function check_limits(spec, opts)
 end
 
 -- network_rules.compile(spec [, opts]) -> rules | nil, why (why names the field)
-function M.compile(spec, opts)
+function network_rules.compile(spec, opts)
   opts = opts or {}
   if type(spec) ~= "table" then return nil, "network must be true, false or a table of rules {allow = {...}}" end
   for k in pairs(spec) do
@@ -345,7 +345,7 @@ end
 
 -- The variables curl, pip, Python (urllib, requests), git and npm read.
 function Rules:env(ca_bundle)
-  local proxy = ("http://127.0.0.1:%d"):format(M.PROXY_PORT)
+  local proxy = ("http://127.0.0.1:%d"):format(network_rules.PROXY_PORT)
   local no_proxy = "localhost,127.0.0.1,::1"
   local env = {
     HTTP_PROXY = proxy, HTTPS_PROXY = proxy, http_proxy = proxy, https_proxy = proxy,
@@ -377,4 +377,4 @@ function Rules:describe()
           ca_file = self.ca_file, max_connections = self.max_connections, max_bytes = self.max_bytes}
 end
 
-return M
+return network_rules
