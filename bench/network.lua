@@ -111,6 +111,17 @@ for i = 1, rounds + 1 do
     end
   end
 end
+-- the ceiling under the proxy: the bytes go to the relay through the engine's exec
+-- stream, whose own speed is measured with the docker CLI, the same bytes into `cat`
+local stream_rates = {}
+for i = 1, rounds + 1 do
+  local ok = true
+  local wall = timed(function()
+    ok = os.execute(("head -c %d /dev/zero | docker exec -i %s sh -c 'cat > /dev/null'"):format(SIZE, ruled.container))
+  end)
+  if ok and i > 1 then table.insert(stream_rates, SIZE / wall / 1e6) end
+end
+
 print(("download of %.1f MB (curl -o /dev/null: MB/s by its time_total; wall: around the command),"
   .. " medians of %d, alternating"):format(SIZE / 1e6, rounds))
 for k, d in ipairs(downloads) do
@@ -121,6 +132,11 @@ for k, d in ipairs(downloads) do
   else
     print(("  %-24s no transfer completed%s"):format(d.label, failures(d)))
   end
+end
+if #stream_rates > 0 and #downloads[2].rates > 0 then
+  local stream = median(stream_rates)
+  print(("  the engine's exec stream   %8.1f MB/s   (docker exec -i, the same bytes into cat): the proxy is %.2fx of it")
+    :format(stream, median(downloads[2].rates) / stream))
 end
 
 -- ---- 2. small requests ----
