@@ -25,6 +25,7 @@ local llm = model.from_or_scripted(cfg.model, require("energy_anomaly_script"))
 
 local box <close> = assert(sandbox.open{
   image = cfg.sandbox.image, memory = cfg.sandbox.memory, cpus = cfg.sandbox.cpus,   -- no network unless asked
+  network = cfg.sandbox.network,                        -- nil: none; {allow = {...}}: by rule (luagent help network)
   pool = cfg.sandbox.pool,                              -- sessions kept started for later runs (an eval)
   engines = cfg.sandbox.engines,                        -- several Docker engines (nil: the default one)
   manifest = {["input/building_energy.csv"] = sandbox.file(input)},
