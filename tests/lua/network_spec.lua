@@ -341,6 +341,28 @@ t.test("the trace page lists the connections, refusals flagged with why", functi
   t.ok(not html:find(TOKEN, 1, true), "no value on the page")
 end)
 
+t.test("the rules from a recipe's YAML (sandbox.network), lists and a pinned host as YAML writes them", function()
+  local dir = work .. "/yaml-recipe"
+  assert(fs.mkdir(dir))
+  assert(fs.write(dir .. "/r.yaml", ([[
+sandbox:
+  network:
+    allow: ["api.test.example:%d", "127.0.0.1:%d"]
+    hosts: {api.test.example: 127.0.0.1}
+]]):format(U.http, U.http)))
+  assert(fs.write(dir .. "/r.lua", ([[
+local cfg = luagent.config("r.yaml")
+local box <close> = assert(luagent.sandbox.open{network = cfg.sandbox.network, memory = "256m"})
+io.write(box:exec("curl -sS -m 20 http://api.test.example:%d/hello").stdout)
+]]):format(U.http)))
+  local proc = assert(process.spawn{argv = {t.env("LUAGENT"), "run", "-q", dir .. "/r.lua"}, stdout = "pipe",
+                                    stderr = "null"})
+  local out = ""
+  repeat local chunk = proc:read("stdout"); out = out .. (chunk or "") until not chunk
+  t.eq(proc:wait(60), 0, out)
+  t.match(out, "hello from upstream http api%.test%.example")
+end)
+
 t.test("network = true warns once that the sandbox has the engine's whole network", function()
   local out = fs.temp_dir("luagent-network-warn")
   local open_close = 'assert(require("luagent.sandbox").open{network = true, memory = "128m"}):close()\n'
