@@ -3,16 +3,12 @@
 -- the same requests in the same run; and the time to take in a 1 MB streamed
 -- answer. The fake server's own time is in every figure alike, so compare
 -- the columns, not the absolute numbers. A benchmark: it never fails on time.
+local measure = require "measure"
+local timed = measure.timed
 package.path = "tests/lua/?.lua;" .. package.path
 local fake = require "fake_provider_client"
 local model, http, json, sys, fs = luagent.model, luagent.http, luagent.json, luagent.sys, luagent.fs
 local calls = tonumber(luagent.settings.calls) or 1000
-
-local function timed(fn)
-  local started = luagent.now()
-  fn()
-  return luagent.now() - started
-end
 
 local messages = {{role = "system", content = "You are terse."}, {role = "user", content = "Say hi."}}
 local reply = {text = "Hi.", usage = {input_tokens = 20, output_tokens = 2}}

@@ -15,24 +15,14 @@
 -- Aims (the issue's): proxied throughput at least half the direct one; under 2 ms
 -- added per request; commands costing no more with rules. A benchmark, not a
 -- test: it prints figures and never fails on time.
+local measure = require "measure"
+local median, timed = measure.median, measure.timed
 local sandbox, sys, fs, json = luagent.sandbox, luagent.sys, luagent.fs, luagent.json
 local process = require "luagent.process"
 local runs = tonumber(luagent.settings.runs) or 30         -- per-command rounds
 local rounds = tonumber(luagent.settings.rounds) or 5      -- download and request rounds
 local SIZE = tonumber(luagent.settings.size) or 104857600  -- bytes per download
 local N = tonumber(luagent.settings.requests) or 200       -- requests per round
-
-local function median(xs)
-  table.sort(xs)
-  local n = #xs
-  return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
-end
-
-local function timed(fn)
-  local started = luagent.now()
-  fn()
-  return luagent.now() - started
-end
 
 -- ---- the upstreams (they exit when our end of their stdin closes) ----
 local work = assert(fs.temp_dir("luagent-bench-network"))

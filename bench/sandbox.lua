@@ -19,21 +19,11 @@
 -- Goals: box:exec of `true` at most 5 ms (median), far below the bare API's
 -- Docker exec; an open from the pool at most 20 ms (median). A benchmark, not
 -- a test: it prints figures and never fails on time.
+local measure = require "measure"
+local median, timed = measure.median, measure.timed
 local sandbox, http, sys = luagent.sandbox, luagent.http, luagent.sys
 local runs = tonumber(luagent.settings.runs) or 30
 local BUSYBOX = "luagent-busybox:test"
-
-local function median(xs)
-  table.sort(xs)
-  local n = #xs
-  return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
-end
-
-local function timed(fn)
-  local started = luagent.now()
-  fn()
-  return luagent.now() - started
-end
 
 -- the docker CLI (here and below) on the main engine, whatever TLS settings the TLS row came with
 local MAIN_ENV = {"env", "-u", "DOCKER_TLS_VERIFY", "-u", "DOCKER_CERT_PATH"}

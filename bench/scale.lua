@@ -15,6 +15,8 @@
 -- Settings: --set sizes=16,32,64 (push past: 96,128,256), --set energy=8,
 -- --set parts=sessions,energy,blas. A benchmark: it prints figures and never
 -- fails on time. What limits the count, and how to raise it: bench/SCALE.md.
+local measure = require "measure"
+local median = measure.median
 local sandbox, sys, fs = luagent.sandbox, luagent.sys, luagent.fs
 local run = require "luagent.run"
 package.path = "recipes/?.lua;" .. package.path
@@ -29,14 +31,6 @@ local sizes = list_setting(luagent.settings.sizes, "16,32,64")
 local energy_runs = tonumber(luagent.settings.energy) or 8
 local parts = {}
 for _, p in ipairs(list_setting(luagent.settings.parts, "sessions,energy,blas")) do parts[p] = true end
-
-local function median(xs)
-  if #xs == 0 then return 0 end
-  local s = {table.unpack(xs)}
-  table.sort(s)
-  local n = #s
-  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
-end
 
 local function largest(xs)
   local m = 0

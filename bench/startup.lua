@@ -1,6 +1,8 @@
 -- bench/startup: median wall time of `luagent run` on an empty recipe next to
 -- bare `lua5.4 -e ''`, measured in the same run, alternating, and their ratio.
 -- Goal: within 2x of lua5.4. A benchmark, not a test: it never fails on time.
+local measure = require "measure"
+local median = measure.median
 local sys, fs = luagent.sys, luagent.fs
 local runs = tonumber(luagent.settings.runs) or 300
 
@@ -13,12 +15,6 @@ local commands = {
   {name = "luagent run empty.lua", argv = {luagent_bin, "run", empty}},
   {name = "lua5.4 -e ''", argv = {"lua5.4", "-e", ""}},
 }
-
-local function median(xs)
-  table.sort(xs)
-  local n = #xs
-  return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
-end
 
 local times = {{}, {}}
 for i = 1, runs + 10 do
