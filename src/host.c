@@ -283,6 +283,26 @@ static int gave_up_status(host *h) {
   return sig ? 128 + sig : 130;
 }
 
+/* A main task that failed with an error value of kind "usage" (the command
+ * line asked for what the recipe cannot take): its message alone, no
+ * traceback, and the caller exits 2. Returns 1 if so. */
+static int report_usage_failure(lua_State *L, int handle) {
+  if (!task_failure(L, handle)) return 0;
+  int usage = 0;
+  if (lua_istable(L, -2)) {
+    lua_getfield(L, -2, "kind");
+    usage = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "usage") == 0;
+    lua_pop(L, 1);
+    if (usage) {
+      lua_getfield(L, -2, "message");
+      fprintf(stderr, "luagent: %s\n", lua_isstring(L, -1) ? lua_tostring(L, -1) : "a usage error");
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 2);
+  return usage;
+}
+
 /* Prints a failed main task: "FILE:LINE: message" and the traceback. */
 static void report_failure(lua_State *L, int handle) {
   task_failure(L, handle);
@@ -371,13 +391,17 @@ static int run_main_task(host *h, int nargs) {
   int hooks_failed = 0;
   if (run_exit_hooks(h, ending(h, message), message, &hooks_failed) == SCHED_GAVE_UP) return gave_up_status(h);
   lua_pop(L, 1);
-  int failed = task_failure(L, handle);
+  int failed = task_failure(L, handle), usage = 0;
   if (failed) {
     lua_pop(L, 2);
-    if (!sched_interrupted(h->sched)) report_failure(L, handle);
+    if (!sched_interrupted(h->sched)) {
+      usage = report_usage_failure(L, handle);
+      if (!usage) report_failure(L, handle);
+    }
   }
   int unobserved = sched_report_unobserved(h->sched);
   int status = exit_status(h, failed || unobserved || hooks_failed);
+  if (usage && status == 1) status = 2;
   if (!failed && !hooks_failed && !sched_interrupted(h->sched)) status = returned_status(L, handle, status);
   lua_pop(L, 1);
   return status;

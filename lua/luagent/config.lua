@@ -52,6 +52,43 @@ function config.merge(base, over)
   return base
 end
 
+local function show(v)
+  if type(v) == "string" then return v end
+  return tostring(v)
+end
+
+local function field_names(t)
+  local names = {}
+  for k in pairs(t) do names[#names + 1] = tostring(k) end
+  table.sort(names)
+  if #names > 4 then names = {names[1], names[2], names[3], names[4], "..."} end
+  return table.concat(names, ", ")
+end
+
+-- A --set of the wrong shape for the file is a usage error (exit 2), before
+-- the recipe would trip over it: a scalar where the file has a table, a
+-- table (a.b=...) where it has a scalar.
+local function check_shapes(cfg, settings, file, prefix)
+  for k, v in pairs(settings) do
+    local key = prefix and (prefix .. "." .. tostring(k)) or tostring(k)
+    local base = cfg[k]
+    if type(base) == "table" and type(v) ~= "table" and next(base) ~= nil then
+      local keys = {}
+      for name in pairs(base) do keys[#keys + 1] = name end
+      table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+      local first = keys[1]
+      local example = math.type(first) and (key .. "=[...]") or (key .. "." .. tostring(first) .. "=...")
+      error(errors.new("usage", ("--set %s=%s: %s is a table in %s (%s), not a single value; set one of its "
+        .. "fields, e.g. --set %s"):format(key, show(v), key, file, field_names(base), example)), 0)
+    elseif type(v) == "table" and base ~= nil and type(base) ~= "table" then
+      error(errors.new("usage", ("--set %s...: %s is a %s in %s (%s), not a table of settings"):format(key, key,
+        type(base), file, show(base))), 0)
+    elseif type(v) == "table" and type(base) == "table" then
+      check_shapes(base, v, file, key)
+    end
+  end
+end
+
 -- A missing or broken file raises its yaml or io error, its message led by
 -- the file and line of the recipe that asked (luagent.config tail-calls this).
 function config.load(file, dir, settings)
@@ -66,6 +103,7 @@ function config.load(file, dir, settings)
     error(err, 0)
   end
   if type(cfg) == "table" and cfg.cache ~= nil then require("luagent.cache").from_config(cfg.cache, path) end
+  if type(cfg) == "table" and settings then check_shapes(cfg, settings, file, nil) end
   return config.merge(cfg, settings)
 end
 

@@ -25,6 +25,26 @@ check "a missing recipe is a one-line error with exit 2" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && [ \$(wc -l < $TMP/stderr) -eq 1 ] &&
   grep -q \"cannot open recipe '$TMP/does-not-exist.lua'\" $TMP/stderr"
 
+# --set of the wrong shape for the recipe's YAML (issue 20): one line naming the setting and the
+# shape it needs, no traceback, exit 2, and the run's last line and trace say failed
+mkdir -p "$TMP/shape"
+printf 'model:\n  provider: openai\n  name: gpt-x\nlimits:\n  max_turns: 3\nlabel: plain\n' > "$TMP/shape/r.yaml"
+printf 'local cfg = luagent.config("r.yaml")\nprint(cfg.limits.max_turns, cfg.model.name)\n' > "$TMP/shape/r.lua"
+run_luagent run "$TMP/shape/r.lua" --set model=x
+check "--set model=x (a scalar where the YAML has a table): one line naming it, exit 2" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && ! grep -q 'stack traceback' $TMP/stderr &&
+  grep -q '^luagent: --set model=x: model is a table in r.yaml (name, provider), not a single value; set one of its fields, e.g. --set model.name=' $TMP/stderr"
+run_luagent run "$TMP/shape/r.lua" --set limits=5
+check "--set limits=5: the same, not 'attempt to index a number value'" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q 'limits is a table in r.yaml (max_turns)' $TMP/stderr &&
+  ! grep -q 'attempt to index' $TMP/stderr"
+run_luagent run "$TMP/shape/r.lua" --set label.x=1
+check "--set label.x=1 where label is a string: says so, exit 2" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q 'label is a string in r.yaml (plain), not a table of settings' $TMP/stderr"
+run_luagent run "$TMP/shape/r.lua" --set limits.max_turns=7 --set model.name=y
+check "--set of the right shape still works" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && grep -q '^7	y' $TMP/stdout"
+
 run_luagent frobnicate
 check "an unknown command exits 2 with a hint" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"see 'luagent help'\" $TMP/stderr"
