@@ -49,6 +49,11 @@ local function show(path, full)
     io.stderr:write("luagent: ", cut.message, "\n")
     return 1
   end
+  if #list == 0 and not cut then
+    io.stderr:write(("luagent: the trace %s is empty: no event was written (the run never started, or it was "
+      .. "stopped before its first event)\n"):format(path))
+    return 1
+  end
   local limit = not full and 8 or nil
   for _, ev in ipairs(list) do
     local line = trace.describe(ev)
