@@ -388,6 +388,13 @@ static int run_main_task(host *h, int nargs) {
   if (sched_run(h->sched, main) == SCHED_GAVE_UP) return gave_up_status(h);
   push_failure_message(L, handle);
   int message = lua_gettop(L);
+  /* a recipe that returned an exit status ends "failed" too: the run's last
+   * line, its trace's run_end and the process's status agree */
+  int returned = lua_isnil(L, message) ? returned_status(L, handle, 0) : 0;
+  if (returned != 0) {
+    lua_pop(L, 1);
+    lua_pushfstring(L, "the recipe returned exit status %d", returned);
+  }
   int hooks_failed = 0;
   if (run_exit_hooks(h, ending(h, message), message, &hooks_failed) == SCHED_GAVE_UP) return gave_up_status(h);
   lua_pop(L, 1);

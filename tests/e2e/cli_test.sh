@@ -45,6 +45,15 @@ run_luagent run "$TMP/shape/r.lua" --set limits.max_turns=7 --set model.name=y
 check "--set of the right shape still works" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && grep -q '^7	y' $TMP/stdout"
 
+# a recipe that returns an exit status (as the energy recipe does when its agent stopped on a
+# model error): the run's last line and the trace's run_end say failed, as the status does
+printf 'require("luagent.events").emit{type = "note"}\nreturn 3\n' > "$TMP/returns3.lua"
+run_luagent run "$TMP/returns3.lua"
+check "a recipe returning 3: exit 3, 'run ... failed', run_end failed with the reason (was: 'ok')" sh -c "
+  [ \"\$(cat $TMP/status)\" = 3 ] && grep -q '^run .* failed in' $TMP/stderr $TMP/stdout &&
+  tail -1 \$(ls -d \"\$LUAGENT_RUNS_DIR\"/*returns3*/trace.jsonl | tail -1) |
+    grep -q '\"error\":\"the recipe returned exit status 3\".*\"status\":\"failed\"'"
+
 run_luagent frobnicate
 check "an unknown command exits 2 with a hint" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"see 'luagent help'\" $TMP/stderr"
