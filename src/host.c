@@ -303,12 +303,47 @@ static int report_usage_failure(lua_State *L, int handle) {
   return usage;
 }
 
-/* Prints a failed main task: "FILE:LINE: message" and the traceback. */
+/* Where the recipe was when it failed: the first frame of the traceback
+ * that is not a C function ("recipes/x.lua:31"), or "" when none is. */
+static void first_frame(const char *traceback, char *out, size_t n) {
+  out[0] = '\0';
+  const char *line = strstr(traceback, "\n\t");
+  while (line) {
+    line += 2;
+    size_t len = strcspn(line, "\n");
+    if (strncmp(line, "[C]", 3) != 0) {
+      const char *colon = memchr(line, ':', len);
+      const char *second = colon ? memchr(colon + 1, ':', len - (size_t)(colon + 1 - line)) : NULL;
+      size_t keep = second ? (size_t)(second - line) : len;
+      snprintf(out, n, "%.*s", (int)keep, line);
+      return;
+    }
+    line = strstr(line, "\n\t");
+  }
+}
+
+/* Prints a failed main task. An error value (a luagent.errors table: an
+ * expected failure, such as an engine that is not running, raised by the
+ * recipe's assert) is its message and where, without a traceback; anything
+ * else (a bug) is "FILE:LINE: message" and the traceback. */
 static void report_failure(lua_State *L, int handle) {
   task_failure(L, handle);
-  if (lua_isstring(L, -1)) {
+  int error_value = 0;
+  if (lua_istable(L, -2)) {
+    lua_getfield(L, -2, "kind");
+    lua_getfield(L, -3, "message");
+    error_value = lua_isstring(L, -2) && lua_isstring(L, -1);
+    if (error_value) {
+      char where[512];
+      first_frame(lua_isstring(L, -3) ? lua_tostring(L, -3) : "", where, sizeof where);
+      fprintf(stderr, "luagent: %s%s%s%s\n", lua_tostring(L, -1), where[0] ? " (at " : "", where,
+              where[0] ? ")" : "");
+    }
+    lua_pop(L, 2);
+  }
+  if (!error_value && lua_isstring(L, -1)) {
     fprintf(stderr, "%s\n", lua_tostring(L, -1));
-  } else {
+  } else if (!error_value) {
     fprintf(stderr, "%s\n", luaL_tolstring(L, -2, NULL));
     lua_pop(L, 1);
   }

@@ -130,4 +130,16 @@ function manifest.entries(m)
   return entries
 end
 
+-- manifest.size(entries) -> bytes, {{name, bytes}, ...} the total and the entries, largest first
+function manifest.size(entries)
+  local total, sizes = 0, {}
+  for _, e in ipairs(entries) do
+    local n = e.data and #e.data or e.file and (fs.stat(e.file) or {}).size or 0
+    total = total + n
+    sizes[#sizes + 1] = {name = e.name, bytes = n}
+  end
+  table.sort(sizes, function(a, b) return a.bytes > b.bytes end)
+  return total, sizes
+end
+
 return manifest

@@ -286,6 +286,30 @@ local function warn_network_once()
     .. "network = {allow = {...}} gives it only what the rules allow (luagent help network)\n")
 end
 
+local function size_text(n)
+  for _, unit in ipairs{{"GiB", 1024 ^ 3}, {"MiB", 1024 ^ 2}, {"KiB", 1024}} do
+    if n >= unit[2] then return ("%.1f %s"):format(n / unit[2], unit[1]) end
+  end
+  return n .. " bytes"
+end
+
+-- What the manifest stages must fit the workspace: said before any session
+-- opens (the engine would say "no space left on device" half way), naming
+-- the setting to raise.
+local function check_staged_size(o, staged)
+  if not o.workspace_bytes then return true end
+  local total, sizes = manifest.size(staged)
+  if total <= o.workspace_bytes then return true end
+  local largest = {}
+  for i = 1, math.min(3, #sizes) do largest[i] = ("%s %s"):format(sizes[i].name, size_text(sizes[i].bytes)) end
+  local need = math.ceil(total * 1.25 / 1024 ^ 3 * 10) / 10
+  return errors.fail("too_large", ("sandbox.open: the manifest stages %s (%s) but the workspace holds %s "
+    .. "(workspace_size = %s); raise workspace_size (e.g. workspace_size = \"%sg\", which the sandbox's memory "
+    .. "limit then includes), or workspace_size = false for an uncapped disk workspace"):format(size_text(total),
+    table.concat(largest, ", "), size_text(o.workspace_bytes), tostring(o.workspace_size), need),
+    {staged_bytes = total, workspace_bytes = o.workspace_bytes})
+end
+
 -- sandbox.open(opts) -> box | nil, err
 function sandbox.open(opts)
   opts = opts or {}
@@ -293,6 +317,9 @@ function sandbox.open(opts)
   local o = settings(opts)
   local staged, err = manifest.entries(opts.manifest)
   if not staged then return nil, err end
+  local fits
+  fits, err = check_staged_size(o, staged)
+  if not fits then return nil, err end
   for _, e in ipairs(staged) do
     if e.data then refuse_secret(e.data, "manifest entry '" .. e.name .. "'", 2) end
   end

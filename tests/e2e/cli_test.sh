@@ -54,6 +54,17 @@ check "a recipe returning 3: exit 3, 'run ... failed', run_end failed with the r
   tail -1 \$(ls -d \"\$LUAGENT_RUNS_DIR\"/*returns3*/trace.jsonl | tail -1) |
     grep -q '\"error\":\"the recipe returned exit status 3\".*\"status\":\"failed\"'"
 
+# an input larger than the workspace (issue 20): said before any session opens, naming the
+# setting to raise; an expected error (an error value the recipe asserted) is its message and
+# where, never a traceback
+truncate -s 1G "$TMP/big.csv"
+printf 'local sandbox = require "luagent.sandbox"\nlocal box = assert(sandbox.open{docker_host = "unix:///nonexistent.sock",\n  manifest = {["input/big.csv"] = sandbox.file("%s")}})\n' "$TMP/big.csv" > "$TMP/big.lua"
+run_luagent run -q "$TMP/big.lua"
+check "1 GiB staged into the 512 MiB workspace: which setting to raise, no traceback, before the engine is asked" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && ! grep -q 'stack traceback' $TMP/stderr && [ \$(wc -l < $TMP/stderr) -eq 1 ] &&
+  grep -q '^luagent: sandbox.open: the manifest stages 1.0 GiB (input/big.csv 1.0 GiB) but the workspace holds 512.0 MiB (workspace_size = 512m); raise workspace_size' $TMP/stderr &&
+  grep -q '(at $TMP/big.lua:2)\$' $TMP/stderr"
+
 run_luagent frobnicate
 check "an unknown command exits 2 with a hint" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"see 'luagent help'\" $TMP/stderr"
