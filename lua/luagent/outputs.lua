@@ -106,7 +106,8 @@ local function settle(box, workspace_dir, host_dir, err, started)
   return whole, failed
 end
 
-local function describe_failure(workspace_dir, err, failed, manifest)
+-- Every output not saved, each with what happened to it.
+local function not_saved(failed)
   local names = {}
   for i, f in ipairs(failed) do
     local note = ""
@@ -115,8 +116,12 @@ local function describe_failure(workspace_dir, err, failed, manifest)
     if f.mirrored then note = note .. (" (its copy mirrored after %s is kept)"):format(f.mirrored.label) end
     names[i] = f.path .. note
   end
+  return #names > 0 and ("; not saved: " .. table.concat(names, ", ")) or ""
+end
+
+local function describe_failure(workspace_dir, err, failed, manifest)
   return ("could not save all the outputs in %s: %s%s; %s lists what was saved and what failed"):format(
-    workspace_dir, err.message, #names > 0 and ("; not saved: " .. table.concat(names, ", ")) or "", manifest)
+    workspace_dir, err.message, not_saved(failed), manifest)
 end
 
 -- Why the sandbox's last state is not all on the host, or nil: the engine
@@ -260,7 +265,7 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
     error = report.error}, {indent = 2}) .. "\n")
   if not written then -- the caller says it (sandbox.lua's save on close does)
     local message = "cannot write " .. manifest .. ": " .. errors.from(werr).message
-      .. (report.error and ("; and the outputs were not all saved: " .. report.error) or "")
+      .. (report.error and ("; and the outputs were not all saved: " .. report.error .. not_saved(failed)) or "")
     return nil, errors.new(errors.from(werr).kind, message, {path = manifest, report = report, cause = werr})
   end
   if unsaved then return nil, unsaved_error(box, workspace_dir, unsaved, list, err, reset, report) end
