@@ -64,6 +64,8 @@ errors.KINDS = {
   refused = {retry = false, about = "refused by a safety rule (an API key in a command, a path leaving the workspace)"},
   egress_lost = {retry = true, about = "a sandbox's egress relay (its way out, by network rules) ended; luagent starts "
     .. "it again"},
+  incomplete = {retry = false, about = "the run finished, but what it made is not all known to be on the host (its "
+    .. "sandbox could not be read at the end); it says what was saved and when"},
   usage = {retry = false, about = "the command line asks for what the recipe cannot take (a --set of the wrong "
     .. "shape): luagent says so and exits 2"},
   denied = {retry = false, about = "a sandbox's network rules refused a connection (the reason names the rule)"},

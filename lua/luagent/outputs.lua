@@ -52,6 +52,7 @@ local context = require "luagent.context"
 local outputs = {}
 
 local glob_pattern = require("luagent.manifest").glob_pattern
+local function excerpt_line(text) return require("luagent.text").excerpt(text, 160, "line") end
 
 -- outputs.manifest_path(host_dir) -> path   manifest.json beside host_dir
 -- (the mirror's copy and the rescue's read it there too)
@@ -281,6 +282,10 @@ function outputs.collect(box, workspace_dir, host_dir, opts)
   elseif err and saved ~= "" and #failed == 0 then
     io.stderr:write(("luagent: could not read the outputs in %s at the end (%s)%s; what the agent wrote after that "
       .. "is not known; %s marks the mirror's copies\n"):format(workspace_dir, err.message, saved, manifest))
+    -- the run ends "incomplete", not "ok": its outputs are those of an earlier moment
+    context.current():incomplete(("the outputs in %s could not be read at the end (%s); saved are the mirror's "
+      .. "copies (%s), and what the agent wrote after them is not known"):format(workspace_dir,
+      excerpt_line(err.message), saved:gsub("^; ", "")))
   elseif err then
     io.stderr:write("luagent: ", describe_failure(workspace_dir, err, failed, manifest), saved, "\n")
   end

@@ -138,18 +138,31 @@ end
 -- agrees with the exit status. failures: those, as one error value (the
 -- hooks' first; nil: none); status, err (an error value or a message): how
 -- the run ended.
+-- r:incomplete(why): what the run made is not all known to be on the host (its
+-- sandbox could not be read at the end: the engine went away for good, and the
+-- outputs saved are the mirror's copies from earlier). A run that would end
+-- "ok" ends "incomplete" with why, and `luagent run` exits 1 saying it.
+function RecipeRun:incomplete(why)
+  self.incomplete_why = self.incomplete_why or why
+end
+
 function RecipeRun:_end(status, err)
   local message = type(err) == "table" and err.message or err
   local hooks_failed
   if #self.hooks + #self.last_hooks > 0 then hooks_failed = self:_run_exit_hooks(status, message) end
   cache_summary(self)
   local failures = hooks_failed
+  local incomplete
+  if status == "ok" and rawget(self, "incomplete_why") then
+    status, err = "incomplete", self.incomplete_why
+    incomplete = require("luagent.errors").new("incomplete", "the run is incomplete: " .. self.incomplete_why)
+  end
   if writes(self) then failures = self:_write_failures(hooks_failed) end
   if failures and status == "ok" then status, err = "failed", failures end
   close_trace(self, status, type(err) == "table" and err.message or err)
   if writes(self) then failures = self:_write_failures(hooks_failed) end -- and run_end's own line
   if failures and status == "ok" then status, err = "failed", failures end
-  return status, err, failures
+  return status, err, failures or incomplete
 end
 
 return run

@@ -286,7 +286,7 @@ function Trace:write(ev)
   end
 end
 
--- run_end (status "ok" | "failed" | "interrupted"), then the file is closed.
+-- run_end (status "ok" | "failed" | "incomplete" | "interrupted"), then the file is closed.
 -- A trace that could not be written makes an "ok" run "failed"; returns
 -- t.failure (nil when every line was written).
 function Trace:finish(status, message)

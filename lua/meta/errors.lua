@@ -46,6 +46,7 @@
 ---| "refused"            # refused by a safety rule (an API key in a command, a path leaving the workspace)
 ---| "egress_lost"        # a sandbox's egress relay ended; luagent starts it again - retryable
 ---| "denied"             # a sandbox's network rules refused a connection
+---| "incomplete"         # the run finished, but its outputs are not all known to be on the host: exit 1
 ---| "usage"              # the command line asks for what the recipe cannot take (--set of the wrong shape): exit 2
 ---| "closed"             # the sandbox session or handle was already closed
 ---| "build"              # building the sandbox image failed

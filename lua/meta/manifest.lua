@@ -43,4 +43,11 @@ function manifest.workspace_path(path, root) end
 ---@return string
 function manifest.glob_pattern(glob) end
 
+---What a manifest's entries stage: the total bytes and each entry's, largest
+---first (sandbox.open checks it against workspace_size before a session opens).
+---@param entries table[] manifest.entries' result
+---@return integer bytes
+---@return {name: string, bytes: integer}[] sizes
+function manifest.size(entries) end
+
 return manifest

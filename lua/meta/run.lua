@@ -104,6 +104,12 @@ function RecipeRun:dir(sub) end
 ---@param ev luagent.Event
 function RecipeRun:emit(ev) end
 
+---Marks what the run made as not all known to be on the host (its sandbox
+---could not be read at the end; luagent.outputs calls it): a run that would end
+---"ok" ends "incomplete" with this reason, and `luagent run` exits 1 saying it.
+---@param why string
+function RecipeRun:incomplete(why) end
+
 ---Says something to the run's user (print's format): on the run's stdout.txt
 ---when its output is captured (luagent eval), else on the terminal.
 ---@param ... any

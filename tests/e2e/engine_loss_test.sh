@@ -194,16 +194,19 @@ check "a missing image with save = {...}: the engine's words once, the trace end
 # ---- issue 11's reproduction with the default workspace: the engine back only after the run ----
 # the agent saved its outputs, the engine stopped during its next command (sleep 40) and started
 # again after the run: the outputs are home, whole, from the mirror; the run exits as its recipe
-# decides (it had them: 0); the tool result says the engine went away
+# decides (it had them: 0) — but the run itself ends "incomplete", exit 1 (issue 20: it ended "ok", exit 0,
+# although what the agent wrote after turn 1 is not known); the tool result says the engine went away
 lose_engine repro-$$ end --set grace=2 --set split=true
 repro_saved() {
-  status_is 0 && stdout_has "SAVED 3" && tool_says_engine_gone && outputs_home "$run" && mirrored "$run" &&
+  status_is 1 && stdout_has "SAVED 3" && tool_says_engine_gone && outputs_home "$run" && mirrored "$run" &&
+  stderr_has "luagent: the run is incomplete: the outputs in output could not be read at the end (.*); saved are the mirror's copies (output/a.txt, output/b.txt, output/c.txt: saved (mirrored after turn 1)), and what the agent wrote after them is not known" &&
+  stderr_has "run .* incomplete in" && tail -1 "$run/trace.jsonl" | grep -q '"status":"incomplete"' &&
   stderr_has "could not read the outputs in output at the end (.*the Docker engine" &&
   stderr_has "output/a.txt, output/b.txt, output/c.txt: saved (mirrored after turn 1)" &&
   ! grep -q "MISSING\|could not be saved" "$TMP/stdout" && grep -q '"error"' "$run/manifest.json" &&
   [ "$(grep -c 'could not be removed' "$TMP/stderr")" -eq 1 ]
 }
-check "the engine stopped mid-command and back only after the run, the workspace in memory: the outputs saved before are home and whole (mirrored), exit 0" \
+check "the engine stopped mid-command and back only after the run, the workspace in memory: the outputs saved before are home and whole (mirrored); the run ends incomplete, exit 1" \
   repro_saved
 repro_run=$run
 run_luagent run -q "$TMP/next.lua"
