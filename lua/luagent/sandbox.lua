@@ -324,6 +324,7 @@ function sandbox.open(opts)
     if e.data then refuse_secret(e.data, "manifest entry '" .. e.name .. "'", 2) end
   end
   local spec = session_spec(o, staged)
+  if o.network == true then warn_network_once() end
   if o.restore and not fs.exists(o.restore) then
     return errors.fail("not_found", "sandbox.open: restore file " .. o.restore .. " does not exist", {path = o.restore})
   end
@@ -359,8 +360,6 @@ function sandbox.open(opts)
   if o.network_rules then
     box.egress, err = egress.start(session, o.network_rules)
     if not box.egress then return nil, err end
-  elseif o.network then
-    warn_network_once()
   end
   if o.save and o.save.mirror ~= false then
     box.mirror = mirrors.new{session = session, box = box, from = manifest.workspace_path(o.save.from, sandbox.WORKSPACE),

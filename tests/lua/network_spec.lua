@@ -365,12 +365,13 @@ end)
 
 t.test("network = true warns once that the sandbox has the engine's whole network", function()
   local out = fs.temp_dir("luagent-network-warn")
-  local open_close = 'assert(require("luagent.sandbox").open{network = true, memory = "128m"}):close()\n'
+  -- said before the engine is asked: the warning does not depend on the engine's bridge
+  local open_close = 'local b = require("luagent.sandbox").open{network = true, memory = "128m"} if b then b:close() end\n'
   assert(fs.write(out .. "/r.lua", open_close .. open_close))
   local proc = assert(process.spawn{argv = {t.env("LUAGENT"), "run", "-q", out .. "/r.lua"}, stdout = "null", stderr = "pipe"})
   local err = ""
   repeat local chunk = proc:read("stderr"); err = err .. (chunk or "") until not chunk
-  t.eq(proc:wait(), 0, err)
+  proc:wait()
   local _, n = err:gsub("the Docker engine's whole network", "")
   t.eq(n, 1, "one warning line: " .. err)
   fs.remove(out)
