@@ -308,8 +308,10 @@ end
 -- session:put_file(name, data [, mode]) -> true | nil, err: one file, whole
 -- (written beside and renamed), its missing folders made, all the command
 -- user's.
+local PUT_MAX = 64 * 1024 * 1024 - 1 -- one request field at most (src/core/supervisor_proto.h)
+
 function Session:put_file(name, data, mode)
-  if not self:_file_executor() then return self:put({{name = name, data = data, mode = mode}}) end
+  if not self:_file_executor() or #data > PUT_MAX then return self:put({{name = name, data = data, mode = mode}}) end
   local path = self:_workspace_path(name)
   local raw, err = self:_file_op("put", {path = path, data = data, mode = mode})
   if not raw then return nil, err end
