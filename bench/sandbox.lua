@@ -9,7 +9,7 @@
 --                          DOCKER_CERT_PATH): a busybox session on that engine, its supervisor's
 --                          channel over TLS (tests/engines.sh starts one; `image NAME IMAGE` copies
 --                          luagent-busybox:test in)
--- then a box:python cell (the persistent interpreter), the same two with
+-- then one file put and got (1 KB, 10 MB), a box:python cell (the persistent interpreter), the same two with
 -- save = {...} (the outputs mirror lists the save folder after every
 -- command: 20 files there, none changed), and a session's open
 -- (container + workspace volume + start; the supervisor's serve starts in the
@@ -97,6 +97,28 @@ for _, cmd in ipairs(commands) do
     print(("    %-20s %8.2f ms   %6.3fx the bare API"):format(a.way.label, m * 1000, m / bare))
   end
 end
+
+-- Single files through box:put and box:get (the agent's write_file, read_file
+-- and view_image tools), beside a command, alternating.
+local small_data, big_data = ("x"):rep(1024), ("0123456789abcdef"):rep(10 * 1024 * 1024 // 16)
+local file_rows = {
+  {label = "box:exec{'true'}", run = function() assert(box:exec({"true"}).exit_code == 0) end},
+  {label = "box:put 1 KB", run = function() assert(box:put("bench/small.txt", small_data)) end},
+  {label = "box:get 1 KB", run = function() assert(#assert(box:get("bench/small.txt")) == 1024) end},
+  {label = "box:put 10 MB", run = function() assert(box:put("bench/big.bin", big_data)) end, runs = 10},
+  {label = "box:get 10 MB", run = function() assert(#assert(box:get("bench/big.bin")) == #big_data) end, runs = 10},
+}
+for _, row in ipairs(file_rows) do row.times = {} end
+for i = 1, runs + 3 do
+  for _, row in ipairs(file_rows) do
+    if i <= (row.runs or runs) + 3 then
+      local took = timed(row.run)
+      if i > 3 then table.insert(row.times, took) end
+    end
+  end
+end
+print(("one file in and out of the workspace, median of %d runs (10 MB: 10), alternating"):format(runs))
+for _, row in ipairs(file_rows) do print(("  %-20s %8.2f ms"):format(row.label, median(row.times) * 1000)) end
 
 local cells = {}
 assert(box:python("x = 0"))

@@ -587,7 +587,9 @@ function Box:put(path, data, opts)
   refuse_secret(data, "box:put " .. path, 2)
   local err = closed(self)
   if err then return nil, err end
-  return self._session:put({{name = name, data = data, mode = opts and opts.mode}})
+  local session = self._session
+  if session.put_file then return session:put_file(name, data, opts and opts.mode) end
+  return session:put({{name = name, data = data, mode = opts and opts.mode}})
 end
 
 -- box:get(path [, {max_bytes}]) -> content | nil, err

@@ -126,7 +126,9 @@ local SupervisorChannel = {}
 
 ---Sends a request: op "run" | "spawn" ({argv, env = {"K=v"}, cwd, stdin,
 ---timeout}), "python" ({code, timeout}), "pack" ({path, max_bytes,
----max_entries}), "kill" | "signal" ({signal}) of an earlier id. opts:
+---max_entries}), "list" ({path, max_entries}), "read" ({path, max_bytes}: the file as
+---stdout), "put" ({path, data, mode}), "write" | "eof" ({target, data}),
+---"kill" | "signal" ({signal}) of an earlier id. opts:
 ---{max_output, extract = {dest, strip, max_bytes, max_entries, limit} |
 ---save = {path, limit}} (where a pack's tar goes).
 ---@param op string

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "frames.h"
 #include "listing.h"
 
@@ -44,6 +45,10 @@ static void dispatch(server *s, const sv_request *req) {
     job_start(s, req, JOB_PACK);
   } else if (strcmp(op, "list") == 0) {
     list_request(req, s->uid, s->gid);
+  } else if (strcmp(op, "read") == 0) {
+    read_request(req, s->uid, s->gid);
+  } else if (strcmp(op, "put") == 0) {
+    put_request(req, s->uid, s->gid);
   } else if (strcmp(op, "python") == 0) {
     python_request(s, req);
   } else if (strcmp(op, "kill") == 0) {

@@ -51,6 +51,7 @@ int buf_printf(buf *b, const char *fmt, ...) {
 }
 
 void buf_consume(buf *b, size_t n) {
+  if (n == 0) return; /* no copy: a reader consuming nothing per chunk of a big request would copy it all each time */
   if (n >= b->len) {
     buf_clear(b);
     return;

@@ -32,15 +32,16 @@
 #define SV_TAG_ARG 'a'      /* one argv element (run, spawn), in order */
 #define SV_TAG_ENV 'e'      /* NAME=value added to the command's environment */
 #define SV_TAG_CWD 'd'      /* working directory */
-#define SV_TAG_STDIN 'i'    /* the command's stdin bytes (then EOF) */
+#define SV_TAG_STDIN 'i'    /* the command's stdin bytes (then EOF); put: the file's bytes */
 #define SV_TAG_TIMEOUT 't'  /* milliseconds, decimal; absent or 0: none */
 #define SV_TAG_CODE 'c'     /* python code */
 #define SV_TAG_SIGNAL 's'   /* signal number, decimal */
-#define SV_TAG_PATH 'p'     /* pack: the path to walk */
-#define SV_TAG_MAXBYTES 'b' /* pack: bytes of file data at most, decimal; 0 none */
+#define SV_TAG_PATH 'p'     /* pack, list: the path to walk; read, put: the file */
+#define SV_TAG_MAXBYTES 'b' /* pack, read: bytes of file data at most, decimal; 0 none */
 #define SV_TAG_MAXENTRIES 'n' /* pack: entries at most, decimal; 0 none */
 #define SV_TAG_KEEPSTDIN 'k'  /* spawn: stdin stays open (after 'i', if any) for write/eof requests */
 #define SV_TAG_TARGET 'w'     /* write, eof: the id of the spawn whose stdin it is, decimal */
+#define SV_TAG_MODE 'm'       /* put: the file's mode bits, decimal (absent: 0644) */
 
 /* Streamed stdin: serve refuses a write while this many bytes given to the
  * spawn's stdin have not reached its pipe yet (a slow reader holds back its

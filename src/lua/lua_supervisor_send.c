@@ -13,13 +13,17 @@
  *     op "python": {code, timeout}      op "kill": {}      op "signal": {signal}
  *     op "pack": {path, max_bytes, max_entries} (0: no limit)
  *     op "list": {path, max_entries} (0: no limit), answered by serve itself
+ *     op "read": {path, max_bytes} (0: no limit)   the file as stdout (give
+ *         opts.max_output above max_bytes), or an E line "<kind> <message>" and exit 2
+ *     op "put": {path, data, mode (default 0644)}  exit 0, or the failure
+ *         "<kind> <message>" and exit 1 (both answered by serve itself)
  *     opts {max_output (bytes kept per stream, default 1 MiB),
  *           extract = {dest, strip, max_bytes, max_entries, limit} | save = {path, limit}}
  *         a pack's stdout goes into extract (safely, src/core/tar_extract.c) or
  *         save (a temporary file renamed at the end) instead of stdout; limit
  *         caps the tar bytes accepted (the stream comes from inside the
  *         sandbox): past it, or when extraction fails, the pack is killed.
- *   run, spawn, python, pack, list, write and eof register id (> 0) for wait/take/
+ *   run, spawn, python, pack, list, read, put, write and eof register id (> 0) for wait/take/
  *   result (a write's or eof's result: exit_code 0, or the failure why not);
  *   kill and signal target an earlier id. Bad fields raise, naming them. */
 #include <lauxlib.h>
@@ -82,6 +86,31 @@ static int encode_list(lua_State *L, buf *out, long long id, int fields) {
   return sv_encode(out, "list", id, list, 2);
 }
 
+/* A read request (sandbox/supervisor/fileio.h): path, max_bytes. */
+static int encode_read(lua_State *L, buf *out, long long id, int fields) {
+  const char *path = opt_string(L, fields, "path", NULL, NULL);
+  if (!path || !*path) luaL_error(L, "send: read needs 'path'");
+  char max[24];
+  snprintf(max, sizeof max, "%lld", count_field(L, fields, "max_bytes"));
+  const sv_field list[] = {{SV_TAG_PATH, path, strlen(path)}, {SV_TAG_MAXBYTES, max, strlen(max)}};
+  return sv_encode(out, "read", id, list, 2);
+}
+
+/* A put request (sandbox/supervisor/fileio.h): path, data, mode (absent: 0644). */
+static int encode_put(lua_State *L, buf *out, long long id, int fields) {
+  size_t len = 0;
+  const char *path = opt_string(L, fields, "path", NULL, NULL);
+  const char *data = opt_string(L, fields, "data", NULL, &len);
+  if (!path || !*path || !data) luaL_error(L, "send: put needs 'path' and 'data'");
+  lua_Integer mode = opt_integer(L, fields, "mode", 0644);
+  if (mode < 0 || mode > 07777) luaL_error(L, "send: field 'mode' must be file mode bits 0..4095");
+  char text[24];
+  snprintf(text, sizeof text, "%d", (int)mode);
+  const sv_field list[] = {{SV_TAG_PATH, path, strlen(path)}, {SV_TAG_MODE, text, strlen(text)},
+                           {SV_TAG_STDIN, data, len}};
+  return sv_encode(out, "put", id, list, len ? 3 : 2);
+}
+
 /* The stdin field of a run or spawn: its bytes (NULL: none), or true (a
  * spawn's stdin kept open: *mode set). */
 static const char *stdin_field(lua_State *L, int fields, const char *op, enum sv_run_mode *mode, size_t *len) {
@@ -141,7 +170,10 @@ static int encode(lua_State *L, buf *out, const char *op, long long id, int fiel
     return sv_encode_pack(out, id, path, count_field(L, fields, "max_bytes"), count_field(L, fields, "max_entries"));
   }
   if (strcmp(op, "list") == 0) return encode_list(L, out, id, fields);
-  return luaL_error(L, "send: unknown op '%s' (run, spawn, write, eof, python, kill, signal, pack, list)", op);
+  if (strcmp(op, "read") == 0) return encode_read(L, out, id, fields);
+  if (strcmp(op, "put") == 0) return encode_put(L, out, id, fields);
+  return luaL_error(L, "send: unknown op '%s' (run, spawn, write, eof, python, kill, signal, pack, list, read, put)",
+                    op);
 }
 
 /* Makes r's sink of kind (lua_pack_sink.h) from the spec on top and anchors

@@ -138,9 +138,13 @@ end
 --   {code, timeout, max_output} (python)
 --   {path, max_bytes, max_entries, dest, strip | save} (pack)
 --   {path, max_entries, max_output} (list)
+--   {path, max_bytes} (read: the file comes as stdout, kept up to max_bytes)
+--   {path, data, mode} (put)
 local function request(op, job)
   if op == "python" then return {code = job.code, timeout = job.timeout}, {max_output = job.max_output} end
   if op == "list" then return {path = job.path, max_entries = job.max_entries}, {max_output = job.max_output} end
+  if op == "read" then return {path = job.path, max_bytes = job.max_bytes}, {max_output = job.max_bytes + 1} end
+  if op == "put" then return {path = job.path, data = job.data, mode = job.mode}, {max_output = 4096} end
   if op == "pack" then
     local limit = stream_limit(job.max_bytes, job.max_entries)
     local sink = job.save and {save = {path = job.save, limit = limit}}
@@ -152,7 +156,7 @@ local function request(op, job)
          {max_output = job.max_output}
 end
 
--- Sends job as op ("run", "spawn", "python", "pack" or "list"); sets job.id.
+-- Sends job as op ("run", "spawn", "python", "pack", "list", "read" or "put"); sets job.id.
 function Executor:send(op, job)
   self.next_id = self.next_id + 1
   job.id = self.next_id

@@ -1,0 +1,242 @@
+/* fileio: the `read` and `put` ops (see fileio.h), answered by serve itself. */
+#include "fileio.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "frames.h"
+
+#define CHUNK (1u << 20) /* bytes per O frame, and per read */
+
+/* A path split into its folder (opened) and its last component. */
+typedef struct place {
+  int dir;         /* the folder holding the file, -1 when not reached */
+  char *name;      /* the last component (malloc'd) */
+  const char *kind, *why; /* when dir < 0: the error's kind and text */
+} place;
+
+/* Opens every folder of path (absolute) but the last component, one at a
+ * time without following a symlink; with make, missing folders are made
+ * (mode 0755, as the current fs identity). */
+/* 1 when a component of path[0..len) is "." or "..". */
+static int dotted(const char *path, size_t len) {
+  for (size_t i = 0; i < len;) {
+    size_t n = 0;
+    while (i + n < len && path[i + n] != '/') n++;
+    if ((n == 1 && path[i] == '.') || (n == 2 && path[i] == '.' && path[i + 1] == '.')) return 1;
+    i += n + 1;
+  }
+  return 0;
+}
+
+static place open_place(const char *path, size_t len, int make) {
+  place pl = {-1, NULL, "refused", "not an absolute path"};
+  if (len == 0 || path[0] != '/' || memchr(path, '\0', len)) return pl;
+  pl.why = "a '.' or '..' in the path";
+  if (dotted(path, len)) return pl; /* before any folder is made */
+  int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  buf comp = BUF_INIT;
+  const char *p = path, *end = path + len;
+  while (fd >= 0) {
+    while (p < end && *p == '/') p++;
+    const char *slash = memchr(p, '/', (size_t)(end - p));
+    size_t n = slash ? (size_t)(slash - p) : (size_t)(end - p);
+    const char *after = p + n;
+    while (after < end && *after == '/') after++;
+    buf_clear(&comp);
+    buf_append(&comp, p, n);
+    buf_append(&comp, "", 0);
+    if (n == 0 || strcmp(comp.data, ".") == 0 || strcmp(comp.data, "..") == 0) {
+      pl.why = n == 0 ? "the path names a folder" : "a '.' or '..' in the path";
+      break;
+    }
+    if (after == end) { /* the last component */
+      pl.dir = fd, fd = -1;
+      pl.name = strdup(comp.data);
+      if (!pl.name) close(pl.dir), pl.dir = -1, pl.kind = "unreadable", pl.why = "out of memory";
+      break;
+    }
+    int next = openat(fd, comp.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && make && mkdirat(fd, comp.data, 0755) == 0)
+      next = openat(fd, comp.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      struct stat st;
+      int e = errno;
+      int is_link = fstatat(fd, comp.data, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+      pl.kind = is_link ? "refused" : e == ENOENT ? "not_found" : e == ENOTDIR ? "not_a_file" : e == ENOSPC ? "no_space"
+              : "unreadable";
+      pl.why = is_link ? "a symbolic link in the path (never followed)" : e == ENOENT ? "a folder of the path does not exist"
+             : e == ENOTDIR ? "a component of the path is not a folder" : e == ENOSPC
+             ? "no space left in the workspace (workspace_size)" : strerror(e);
+    }
+    close(fd);
+    fd = next;
+    p = after;
+  }
+  if (fd >= 0) close(fd);
+  buf_free(&comp);
+  return pl;
+}
+
+static void identity(unsigned uid, unsigned gid) {
+  setfsgid(gid);
+  setfsuid(uid);
+}
+
+static void identity_back(void) {
+  setfsuid(0);
+  setfsgid(0);
+}
+
+/* ---- read ---- */
+
+static void read_fail(long long id, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void read_fail(long long id, const char *kind, const char *fmt, ...) {
+  buf line = BUF_INIT;
+  buf_printf(&line, "%s ", kind);
+  va_list ap;
+  va_start(ap, fmt);
+  char text[512];
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  buf_printf(&line, "%s\n", text);
+  frame_data('E', id, line.data, line.len);
+  frame_exit(id, 2, "-", 0);
+  buf_free(&line);
+}
+
+/* The kind and text for a file that is there but not a regular file. */
+static const char *not_regular(mode_t mode, const char **kind) {
+  *kind = S_ISLNK(mode) ? "refused" : "not_a_file";
+  return S_ISLNK(mode) ? "it is a symbolic link (never followed)" : S_ISDIR(mode) ? "it is a folder, not a file"
+       : "not a regular file (a device, fifo or socket)";
+}
+
+static void read_file(long long id, int dir, const char *name, long long max) {
+  struct stat st;
+  const char *kind;
+  if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) read_fail(id, "not_found", "no such file");
+    else read_fail(id, "unreadable", "%s", strerror(errno));
+    return;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    const char *why = not_regular(st.st_mode, &kind);
+    read_fail(id, kind, "%s", why);
+    return;
+  }
+  if (max > 0 && st.st_size > max) {
+    read_fail(id, "too_large", "the file is %lld bytes, more than max_bytes (%lld)", (long long)st.st_size, max);
+    return;
+  }
+  int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    if (fd >= 0) read_fail(id, "not_a_file", "it changed into something else than a file");
+    else read_fail(id, e == ELOOP ? "refused" : "unreadable", "%s",
+                   e == ELOOP ? "it is a symbolic link (never followed)" : strerror(e));
+    return;
+  }
+  char *chunk = malloc(CHUNK);
+  long long total = 0;
+  ssize_t n = 0;
+  while (chunk && (n = read_some(fd, chunk, CHUNK)) > 0) {
+    total += n;
+    if (max > 0 && total > max) break; /* it grew while read */
+    frame_data('O', id, chunk, (size_t)n);
+  }
+  int e = errno;
+  close(fd);
+  free(chunk);
+  if (!chunk) read_fail(id, "unreadable", "out of memory");
+  else if (max > 0 && total > max) read_fail(id, "too_large", "the file grew past max_bytes (%lld) while read", max);
+  else if (n < 0) read_fail(id, "unreadable", "%s", strerror(e));
+  else frame_exit(id, 0, "-", 0);
+}
+
+void read_request(const sv_request *req, unsigned uid, unsigned gid) {
+  const sv_field *path = sv_field_find(req, SV_TAG_PATH);
+  long long max = 0;
+  if (!path || sv_field_number(req, SV_TAG_MAXBYTES, &max) < 0) {
+    read_fail(req->id, "refused", "%s", path ? "the byte limit is not a decimal" : "no path (no 'p' field)");
+    return;
+  }
+  identity(uid, gid);
+  place pl = open_place(path->data, path->len, 0);
+  if (pl.dir < 0) read_fail(req->id, strcmp(pl.kind, "no_space") == 0 ? "unreadable" : pl.kind, "%s", pl.why);
+  else read_file(req->id, pl.dir, pl.name, max);
+  identity_back();
+  if (pl.dir >= 0) close(pl.dir);
+  free(pl.name);
+}
+
+/* ---- put ---- */
+
+static void put_fail(long long id, const char *kind, const char *why) {
+  frame_failure(id, "%s %s", kind, why);
+  frame_exit(id, 1, "-", 0);
+}
+
+static const char *write_error(int e, const char **kind) {
+  *kind = e == ENOSPC || e == EDQUOT ? "no_space" : "unwritable";
+  return e == ENOSPC || e == EDQUOT ? "no space left in the workspace (workspace_size)" : strerror(e);
+}
+
+static void put_file(long long id, int dir, const char *name, const sv_field *data, unsigned mode) {
+  struct stat st;
+  const char *kind;
+  if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+    const char *why = not_regular(st.st_mode, &kind);
+    put_fail(id, kind, why);
+    return;
+  }
+  char tmp[64];
+  int fd = -1;
+  for (int tries = 0; fd < 0 && tries < 16; tries++) {
+    snprintf(tmp, sizeof tmp, ".luagent-put.%ld.%d", (long)getpid(), rand());
+    fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    const char *why = write_error(errno, &kind);
+    put_fail(id, kind, why);
+    return;
+  }
+  int rc = data ? write_all(fd, data->data, data->len) : 0;
+  int e = errno;
+  if (rc == 0 && fchmod(fd, mode) != 0) rc = -1, e = errno;
+  if (close(fd) != 0 && rc == 0) rc = -1, e = errno;
+  if (rc == 0 && renameat(dir, tmp, dir, name) != 0) rc = -1, e = errno;
+  if (rc != 0) {
+    unlinkat(dir, tmp, 0);
+    const char *why = write_error(e, &kind);
+    put_fail(id, kind, why);
+    return;
+  }
+  frame_exit(id, 0, "-", 0);
+}
+
+void put_request(const sv_request *req, unsigned uid, unsigned gid) {
+  const sv_field *path = sv_field_find(req, SV_TAG_PATH);
+  long long mode = 0644;
+  if (!path || sv_field_number(req, SV_TAG_MODE, &mode) < 0 || mode > 07777) {
+    put_fail(req->id, "refused", path ? "the mode is not a decimal 0..4095" : "no path (no 'p' field)");
+    return;
+  }
+  identity(uid, gid);
+  place pl = open_place(path->data, path->len, 1);
+  if (pl.dir < 0) put_fail(req->id, strcmp(pl.kind, "unreadable") == 0 ? "unwritable" : pl.kind, pl.why);
+  else put_file(req->id, pl.dir, pl.name, sv_field_find(req, SV_TAG_STDIN), (unsigned)mode);
+  identity_back();
+  if (pl.dir >= 0) close(pl.dir);
+  free(pl.name);
+}
