@@ -586,7 +586,7 @@ static int open_k(lua_State *L, int status, lua_KContext ctx) {
 }
 
 /* engine_stream.egress(opts) -> egress | nil, err */
-static int l_egress_open(lua_State *L) {
+int legress_open(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   const char *body = opt_string(L, 1, "body", "{\"Detach\":false,\"Tty\":false}", NULL);
@@ -960,8 +960,6 @@ static int l_alive(lua_State *L) {
   lua_pushstring(L, eg->reason);
   return 2;
 }
-
-int legress_open(lua_State *L) { return l_egress_open(L); }
 
 void legress_register(lua_State *L) {
   static const luaL_Reg wait_methods[] = {{"__gc", wait_gc}, {NULL, NULL}};
