@@ -59,11 +59,7 @@ local function parse(args)
   return o
 end
 
-local function relative(path)
-  local cwd = os.getenv("PWD")
-  if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then return path:sub(#cwd + 2) end
-  return path
-end
+local relative = require("luagent.eval.folders").relative
 
 function cli.main(args)
   if args[1] == "diff" then return require("luagent.cli.eval_diff").main(table.move(args, 2, #args, 1, {})) end

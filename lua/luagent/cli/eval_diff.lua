@@ -13,6 +13,7 @@
 local sys = require "luagent.sys"
 local errors = require "luagent.errors"
 local diff = require "luagent.eval.diff"
+local folders = require "luagent.eval.folders"
 
 local eval_diff = {}
 
@@ -52,11 +53,7 @@ local function parse(args)
   return o
 end
 
-local function relative(path)
-  local cwd = os.getenv("PWD")
-  if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then return path:sub(#cwd + 2) end
-  return path
-end
+local relative = folders.relative
 
 local COLORS = {passed = "32", better = "32", failed = "31", error = "31", worse = "31", head = "1"}
 

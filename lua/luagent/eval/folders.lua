@@ -6,6 +6,7 @@
 --     arg: an eval's folder (a path), or an eval id (a folder name) found under
 --     $LUAGENT_EVALS_DIR, ./evals/ or ./*/evals/ (e.g. recipes/evals/); the
 --     start of an id is enough when it names one eval
+--   folders.relative(path) -> path as shown to a person: relative to the current folder when under it
 --   folders.roots() -> {dir, ...}   where an id is looked for (the default roots), in that order (those
 --     that exist)
 local fs = require "luagent.fs"
@@ -38,6 +39,12 @@ function folders.roots()
     if name:sub(1, 1) ~= "." and name ~= "evals" then add(name .. "/evals") end
   end
   return roots
+end
+
+function folders.relative(path)
+  local cwd = os.getenv("PWD")
+  if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then return path:sub(#cwd + 2) end
+  return path
 end
 
 local function usage(message) return errors.fail("usage", message) end
