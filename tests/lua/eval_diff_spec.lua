@@ -124,5 +124,21 @@ t.test("finding an eval: a folder, an id, the start of an id; bad ones named (ki
   t.match(err.message, "gone/x: no such folder")
 end)
 
+t.test("evals whose lines hold the input's settings (as the eval page's fixture): matched by the input's label",
+  function()
+  local fixture = require "eval_fixture"
+  local dirs = {}
+  for i = 1, 2 do
+    dirs[i] = root .. "/fixture-" .. i
+    assert(fs.mkdir(dirs[i]))
+    fixture.make(dirs[i])
+  end
+  local cmp = diff.compare(load(dirs[1]), load(dirs[2]))
+  t.eq(cmp.matched, 12)
+  t.same(cmp.only.inputs, {a = {}, b = {}})
+  t.same(cmp.changes, {})
+  t.eq(cmp.rest[1].input, "input=data/spike.csv")
+end)
+
 fs.remove(root)
 return t.done()

@@ -34,8 +34,17 @@ local diff = {}
 
 local function value(v) if v == json.null then return nil end return v end
 
+-- A results line with its input as a name (older evals wrote the input's settings).
+local function named(r)
+  if type(r.input) == "string" then return r end
+  local copy = {}
+  for k, v in pairs(r) do copy[k] = v end
+  copy.input = eval_page.input_label(r.input)
+  return copy
+end
+
 local function key_of(r)
-  return ("%s\0%s\0%s"):format(tostring(r.variant), tostring(r.input), tostring(r.epoch))
+  return ("%s\0%s\0%s"):format(tostring(r.variant), r.input, tostring(r.epoch))
 end
 
 -- Names in the order of eval.json's list (the spec's), then of first appearance in the records.
@@ -65,6 +74,7 @@ function diff.load(arg)
   -- the latest line of each run
   local latest, order = {}, {}
   for _, r in ipairs(records) do
+    r = named(r)
     local k = key_of(r)
     if not latest[k] then order[#order + 1] = k end
     latest[k] = r

@@ -17,6 +17,7 @@
 --   eval_page.CSS   the page's style sheet
 --   eval_page.run_folder(eval_dir, result) -> dir | nil     a results line's run folder
 --   eval_page.trace_page(run_dir) -> path of its trace.html (written when missing) | nil
+--   eval_page.input_label(input) -> text   a results line's input by name ("(no input)" for none)
 --   eval_page.status_of(result) -> class, label   ("pass", "passed"), ("fail", "failed"), ...
 --   eval_page.facts(result) -> html   its score, turns, tokens, $, wall, model calls
 --   eval_page.pre_diff(unified_diff) -> html   colored lines
@@ -118,6 +119,7 @@ local function input_label(input)
   table.sort(parts)
   return table.concat(parts, ", ")
 end
+eval_page.input_label = input_label
 
 local function kilo(n)
   if not n then return "—" end
