@@ -4,12 +4,14 @@
 -- the eval ran (whatever the checks said), 2 for a bad command line or spec
 -- (one error naming the file, line and key; nothing runs), 1 when the eval
 -- could not run, 130 after Ctrl-C (what finished is written).
+-- luagent eval diff A B: two evals compared (luagent.cli.eval_diff).
 local errors = require "luagent.errors"
 
 local cli = {}
 
 local USAGE = [[
 usage: luagent eval SPEC.yaml [--concurrency N] [--set key=value]... [-q]
+       luagent eval diff A B [-o PAGE.html]   two evals compared (A, B: eval ids or folders)
   --concurrency N   runs at once (beats the spec's concurrency)
   --set key=value   a setting for every run, on top of the variant's and the input's
   -q, --quiet       no progress lines]]
@@ -57,13 +59,10 @@ local function parse(args)
   return o
 end
 
-local function relative(path)
-  local cwd = os.getenv("PWD")
-  if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then return path:sub(#cwd + 2) end
-  return path
-end
+local relative = require("luagent.eval.folders").relative
 
 function cli.main(args)
+  if args[1] == "diff" then return require("luagent.cli.eval_diff").main(table.move(args, 2, #args, 1, {})) end
   local o, why = parse(args)
   if not o then return usage(why) end
   if o.help then

@@ -258,11 +258,13 @@ the page shows, recording and replay: luagent help traces.]],
 }
 
 T.eval = {
-  about = "run a recipe over variants x inputs x epochs, check and compare",
-  synopsis = {"luagent eval SPEC.yaml [--concurrency N] [--set key=value]... [-q]"},
+  about = "run a recipe over variants x inputs x epochs, check and compare; compare two evals",
+  synopsis = {"luagent eval SPEC.yaml [--concurrency N] [--set key=value]... [-q]",
+              "luagent eval diff A B [-o PAGE.html]"},
   usage = [[
   eval SPEC.yaml [--concurrency N] [--set k=v] [-q] variants x inputs x epochs of a recipe, checked
-                                                    and compared (evals/<id>/: results, summary, a page)]],
+                                                    and compared (evals/<id>/: results, summary, a page)
+  eval diff A B [-o PAGE.html]                      two evals compared: the runs that flipped first]],
   text = [[
 Runs a recipe many times in one process, as an eval spec (YAML) says: every
 variant (settings, applied like --set) x input (settings, e.g. input: a.csv,
@@ -297,20 +299,34 @@ says so.
 A spec with an unknown key, a missing file, a setting the recipe's YAML does
 not have or a glob that matches nothing is refused before anything runs,
 naming the file, line and key. luagent new writes a spec and a check beside
-a new recipe; luagent trace diff compares two of the runs step by step.]],
+a new recipe; luagent trace diff compares two of the runs step by step.
+
+diff compares two evals, A (before) and B (after an edit), given as eval
+folders or ids (folder names, looked for under $LUAGENT_EVALS_DIR, ./evals/
+and ./*/evals/; the start of an id is enough). Runs are matched by variant, input and epoch.
+It prints per variant the pass rate, score, turns, tokens, cost and wall time
+of A and B with the change (over the runs both have); then the runs that
+flipped, passed in one and failed in the other, with both check notes, both
+traces and the luagent trace diff command for the pair; then the rest. The
+same goes to a page (B's folder, diff-<A's id>.html, or -o), whose path it
+prints. Evals of different recipes are compared by the names they share,
+said on the first line; variants and inputs in one eval only are listed.
+Colors only on a terminal, never with NO_COLOR set.]],
   options = {
     {"--concurrency N, -j N", "runs at once (beats the spec's concurrency)"},
     {"--set key=value, -s key=value", "a setting for every run, on top of the variant's and the input's"},
     {"-q, --quiet", "no progress lines"},
+    {"-o PAGE.html", "diff: where the page goes (default: B's folder, diff-<A's id>.html)"},
   },
   examples = {
     {"luagent eval recipes/energy_anomaly.eval.yaml", "the energy recipe's eval"},
     {"luagent eval demo.eval.yaml --set model.provider=anthropic --concurrency 1", "another model, one run at a time"},
+    {"luagent eval diff 20250301-101500-demo-1a2b 20250301-104000-demo-9f3c", "what a prompt edit changed"},
   },
   exit = {
-    {"0", "the eval ran (whatever the checks said)"},
-    {"1", "the eval could not run"},
-    {"2", "bad usage or a bad spec (nothing ran)"},
+    {"0", "the eval ran (whatever the checks said); diff: the same (no run flipped, the same pass rates)"},
+    {"1", "the eval could not run; diff: the evals differ"},
+    {"2", "bad usage or a bad spec (nothing ran); diff: an eval not found (named)"},
     {"130", "Ctrl-C: what finished is written"},
   },
 }

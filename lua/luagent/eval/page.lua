@@ -13,6 +13,14 @@
 --       luagent.eval.results.summarize (runs, done, skipped, interrupted, errors, passed, checked,
 --       pass_rate, mean_score, mean_turns, mean_tokens, mean_cost, mean_wall_s, ...), each with
 --       best = {column = true}   (means per run that ran; nil: none known)
+-- and for the page of `luagent eval diff` (luagent.eval.diff_page), which looks the same:
+--   eval_page.CSS   the page's style sheet
+--   eval_page.run_folder(eval_dir, result) -> dir | nil     a results line's run folder
+--   eval_page.trace_page(run_dir) -> path of its trace.html (written when missing) | nil
+--   eval_page.input_label(input) -> text   a results line's input by name ("(no input)" for none)
+--   eval_page.status_of(result) -> class, label   ("pass", "passed"), ("fail", "failed"), ...
+--   eval_page.facts(result) -> html   its score, turns, tokens, $, wall, model calls
+--   eval_page.pre_diff(unified_diff) -> html   colored lines
 --
 -- What it reads (written by luagent.eval): eval_dir/results.jsonl, one JSON
 -- object a line: variant, input, epoch, passed, score, note, stopped_by,
@@ -111,6 +119,7 @@ local function input_label(input)
   table.sort(parts)
   return table.concat(parts, ", ")
 end
+eval_page.input_label = input_label
 
 local function kilo(n)
   if not n then return "—" end
@@ -159,6 +168,7 @@ local function pre_diff(text)
   end
   return '<pre class="diff">' .. table.concat(out) .. "</pre>"
 end
+eval_page.pre_diff = pre_diff
 
 -- ---- one run ----
 
@@ -166,6 +176,15 @@ end
 local function run_folder(eval_dir, r)
   if type(r.run_dir) ~= "string" or r.run_dir == "" then return nil end
   return r.run_dir:sub(1, 1) == "/" and r.run_dir or (eval_dir .. "/" .. r.run_dir)
+end
+eval_page.run_folder = run_folder
+
+function eval_page.trace_page(dir)
+  local page = dir .. "/trace.html"
+  if not fs.exists(page) and fs.exists(dir .. "/trace.jsonl") then
+    trace_page.write(dir .. "/trace.jsonl", page)
+  end
+  return fs.exists(page) and page or nil
 end
 
 -- What the page shows of a run: {final, has_final, files = {path -> {entry, file, data}}, paths, trace}.
@@ -184,11 +203,8 @@ local function load_run(eval_dir, r)
     end
   end
   table.sort(info.paths)
-  local page = dir .. "/trace.html"
-  if not fs.exists(page) and fs.exists(dir .. "/trace.jsonl") then
-    trace_page.write(dir .. "/trace.jsonl", page)
-  end
-  if fs.exists(page) then info.trace = page:sub(#eval_dir + 2) end
+  local page = eval_page.trace_page(dir)
+  if page then info.trace = page:sub(#eval_dir + 2) end
   return info
 end
 
@@ -250,6 +266,15 @@ local function status_of(r)
   if r.passed == false then return "fail", "failed" end
   return "done", "no check"
 end
+eval_page.status_of = status_of
+
+function eval_page.facts(r)
+  local live = number(r.live_calls)
+  return ('<p class="facts">score %s · %s turns · %s tokens · %s · %s · %s model call%s%s</p>'):format(
+    fmt(number(r.score), "%.2f"), fmt(number(r.turns), "%d"), kilo(tokens_of(r)), fmt(number(r.cost), "$%.4f"),
+    fmt(number(r.wall_s), "%.1f s"), live and ("%d live"):format(live) or "?", live == 1 and "" or "s",
+    number(r.cached_calls) and (", %d from the cache"):format(r.cached_calls) or "")
+end
 
 local function render_run(out, state, r, info, base_info, base_name)
   local class, label = status_of(r)
@@ -262,11 +287,7 @@ local function render_run(out, state, r, info, base_info, base_name)
       (r.error or "skipped") or r.skipped)))
     return
   end
-  local live = number(r.live_calls)
-  out[#out + 1] = ('<p class="facts">score %s · %s turns · %s tokens · %s · %s · %s model call%s%s</p>'):format(
-    fmt(number(r.score), "%.2f"), fmt(number(r.turns), "%d"), kilo(tokens_of(r)), fmt(number(r.cost), "$%.4f"),
-    fmt(number(r.wall_s), "%.1f s"), live and ("%d live"):format(live) or "?", live == 1 and "" or "s",
-    number(r.cached_calls) and (", %d from the cache"):format(r.cached_calls) or "")
+  out[#out + 1] = eval_page.facts(r)
   if r.stopped_by and r.stopped_by ~= json.null and r.stopped_by ~= "answer" then
     out[#out + 1] = ('<p class="dim">stopped by %s</p>'):format(escape(tostring(r.stopped_by)))
   end
@@ -326,6 +347,7 @@ pre.error{background:#fff1e5;color:#7a2e00}pre.diff span{display:block}
 .fname{font-weight:600;margin-top:.6em;font-size:.92em}.same{color:#1a7f37}.skip{color:#8c959f;font-style:italic}
 img{max-width:100%;height:auto;border:1px solid #e4e6ea;border-radius:4px;margin:.3em 0;background:#fff}
 a{color:#0969da}details summary{cursor:pointer;color:#0969da;margin:.3em 0}]]
+eval_page.CSS = CSS
 
 local function variant_table(out, rows)
   out[#out + 1] = '<section id="variant-table"><h2>Variants</h2><table class="variants"><thead><tr><th>variant</th>'
