@@ -67,10 +67,12 @@ local function item(name, i, v)
   return {passed = v.passed, score = math.max(0, math.min(1, score)), note = v.note}
 end
 
-local function items(name, list)
+-- level: where the error points (the caller of checks.NAME)
+local function items(name, list, level)
   if type(list) ~= "table" or #list == 0 then
-    error(("checks.%s{...}: give a list of verdicts, e.g. checks.%s{checks.used_tool(run, \"run_python\"), ...}")
-      :format(name, name), 3)
+    local example = name == "weighted" and "{{checks.used_tool(run, \"run_python\"), 2}, ...}"
+      or "{checks.used_tool(run, \"run_python\"), ...}"
+    error(("checks.%s{...}: give a list of verdicts, e.g. checks.%s%s"):format(name, name, example), level)
   end
   return list
 end
@@ -83,35 +85,35 @@ local function notes(list, want)
   return table.concat(out, "; ")
 end
 
-function checks.all(list)
-  items("all", list)
-  local done, sum = {}, 0
+-- The items as verdicts, in order, until stop(verdict, next item) says to.
+local function walk(name, list, stop)
+  items(name, list, 4)
+  local done, sum, best = {}, 0, 0
   for i = 1, #list do
-    local v = item("all", i, list[i])
-    done[#done + 1] = v
-    sum = sum + v.score
-    if not v.passed and type(list[i + 1]) == "function" then break end
+    local v = item(name, i, list[i])
+    done[i], sum, best = v, sum + v.score, math.max(best, v.score)
+    if stop(v, list[i + 1]) then break end
   end
-  -- items not reached (functions after a failure) count as failed, score 0
+  return done, sum, best
+end
+
+function checks.all(list)
+  -- a function item after a failure is not called: it counts as failed, score 0
+  local done, sum = walk("all", list, function(v, after) return not v.passed and type(after) == "function" end)
   local failed = #done < #list
   for _, v in ipairs(done) do failed = failed or not v.passed end
   return {passed = not failed, score = sum / #list, note = failed and notes(done, false) or notes(done)}
 end
 
 function checks.any(list)
-  items("any", list)
-  local done, best = {}, 0
-  for i = 1, #list do
-    local v = item("any", i, list[i])
-    done[#done + 1] = v
-    best = math.max(best, v.score)
-    if v.passed then return {passed = true, score = best, note = v.note} end
-  end
+  local done, _, best = walk("any", list, function(v) return v.passed end)
+  local last = done[#done]
+  if last.passed then return {passed = true, score = best, note = last.note} end
   return {passed = false, score = best, note = "none passed: " .. notes(done)}
 end
 
 function checks.weighted(list)
-  items("weighted", list)
+  items("weighted", list, 3)
   local threshold = list.pass
   if threshold ~= nil and (type(threshold) ~= "number" or threshold < 0 or threshold > 1) then
     error("checks.weighted{..., pass = x}: pass must be a number from 0 to 1", 2)
