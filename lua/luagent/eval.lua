@@ -22,8 +22,11 @@
 -- After each run: run_dir/final.json, the check (its verdict; a check that
 -- raises or returns something else is that run's failure with the message),
 -- one line appended to results.jsonl (luagent.eval.results) and summary.csv
--- rewritten, and a progress line (unless quiet). The budget ({tokens, cost},
--- counted over finished runs) stops runs from starting once spent: said
+-- rewritten, and a progress line (unless quiet). A check that asked a model
+-- (luagent.checks.graded; the check's run.grader says which, run.grading
+-- what it cost) marks the run graded, its cost apart (grading_cost). The
+-- budget ({tokens, cost}, counted over finished runs, grading included)
+-- stops runs from starting once spent: said
 -- once, the rest written as "skipped". Ctrl-C: no run starts any more, the
 -- running ones are interrupted (their outputs saved as usual), what finished
 -- is written. At the end: the table, and the page (luagent.eval.page, when
@@ -176,11 +179,17 @@ local function run_one(state, job)
   if not wrote then state.say("luagent: warning: " .. werr.message) end
   local verdict = {passed = o.status == "ok"}
   if state.check and o.status ~= "interrupted" then
-    verdict = judge(state.check, {
+    local arg = {
       dir = job.dir, output = final.output, outputs = outputs_of(job.dir), settings = job.settings,
       trace = r.trace or (job.dir .. "/trace.jsonl"), stopped_by = final.stopped_by, usage = o.usage, cost = o.cost,
       status = o.status, error = o.error, variant = job.variant, input = job.input, epoch = job.epoch,
-    })
+      grader = state.grader,
+    }
+    verdict = judge(state.check, arg)
+    -- a model-graded check (luagent.checks.graded) counts what it asked in arg.grading
+    if type(arg.grading) == "table" then
+      o.graded, o.grading_cost, o.grading_tokens = true, arg.grading.cost, arg.grading.tokens
+    end
   end
   if verdict.interrupted then
     o.status = "interrupted"
@@ -234,7 +243,8 @@ local function worker(state)
     local o = run_one(state, job)
     local rec = results.line(job, o)
     state.tokens = state.tokens + (results.tokens_of(rec) or 0)
-    state.cost = state.cost + (type(o.cost) == "number" and o.cost or 0)
+    state.tokens = state.tokens + (o.grading_tokens or 0)
+    state.cost = state.cost + (type(o.cost) == "number" and o.cost or 0) + (o.grading_cost or 0)
     record(state, job, rec)
     state.finished = state.finished + 1
     if rec.status ~= "interrupted" then state.done = state.done + 1 end
@@ -307,6 +317,8 @@ function eval.run(spec, opts)
     spec = spec, run_job = run_job, check = spec.check, id = id, dir = dir, quiet = opts.quiet,
     say = opts.say or stderr_line, jobs = eval.plan(spec, dir), records = {}, next = 0, finished = 0, done = 0,
     tokens = 0, cost = 0, results_path = dir .. "/results.jsonl", summary_path = dir .. "/summary.csv",
+    grader = {model = spec.grader and spec.grader.model or {}, rubric = spec.grader and spec.grader.rubric,
+              cache = spec.cache, recipe = spec.recipe},
   }
   assert(fs.write(state.results_path, ""))
   write_about(state)

@@ -30,6 +30,7 @@
 ---@field check_file? string
 ---@field cache? "on"|"refresh" nil: off
 ---@field sets table the --set settings, on top of every run's
+---@field grader {model: table, rubric?: string} the model luagent.checks.graded asks (see the spec's grader key)
 
 ---What a check gets, once per run.
 ---@class luagent.EvalRun
@@ -47,6 +48,11 @@
 ---@field variant string
 ---@field input string
 ---@field epoch integer
+---The model luagent.checks.graded asks (the spec's grader.model over the recipe's model
+---settings and --set), the spec's rubric, the eval's cache mode and recipe.
+---@field grader {model: table, rubric?: string, cache?: "on"|"refresh", recipe: string}
+---What a model-graded check asked (set by luagent.checks.graded; the eval records it).
+---@field grading? {asked: integer, live_calls: integer, cached_calls: integer, cost: number, tokens: integer, model: string}
 
 ---A check's answer. Anything else (or a raise) is that run's failure with the message.
 ---@class luagent.EvalVerdict

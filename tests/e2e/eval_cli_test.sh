@@ -27,7 +27,7 @@ check "an unknown key: the file, line and key, exit 2, nothing runs" bad \
 inputs:
   - {input: data/a.csv}
 epoch: 2
-" "4: epoch: unknown key (did you mean 'epochs'?); a spec has: budget, cache, check, concurrency, epochs, inputs, name, recipe, variants"
+" "4: epoch: unknown key (did you mean 'epochs'?); a spec has: budget, cache, check, concurrency, epochs, grader, inputs, name, recipe, variants"
 
 check "a missing check file" bad \
   "recipe: r.lua

@@ -52,7 +52,7 @@ end
 
 t.test("an unknown key at the top names its line and the keys a spec has", function()
   local err = refused("recipe: recipe.lua\nepoch: 2\n",
-    "FILE:2: epoch: unknown key (did you mean 'epochs'?); a spec has: budget, cache, check, concurrency, epochs, "
+    "FILE:2: epoch: unknown key (did you mean 'epochs'?); a spec has: budget, cache, check, concurrency, epochs, grader, "
     .. "inputs, name, recipe, variants")
   t.eq(err.line, 2); t.eq(err.key, "epoch"); t.eq(err.file, dir .. "/spec.eval.yaml")
 end)
@@ -296,9 +296,9 @@ t.test("results.jsonl: one line per run with every field; final.json; summary.cs
   local rows = {}
   for line in csv:gmatch("[^\n]+") do rows[#rows + 1] = line end
   t.eq(rows[1], "variant,runs,done,passed,skipped,interrupted,errors,pass_rate,mean_score,mean_turns,mean_tokens,"
-    .. "mean_cost,mean_wall_s,total_tokens,total_cost,saved_cost,cached_calls,live_calls")
-  t.match(rows[2], "^v1,2,2,2,0,0,0,1,0.75,3,100,0.01,[%d.]+,200,0.02,0.004,2,4$")
-  t.match(rows[3], "^v2,2,2,0,0,0,2,0,,5,100,0.03,[%d.]+,200,0.06,0.004,2,8$")
+    .. "mean_cost,mean_wall_s,total_tokens,total_cost,saved_cost,cached_calls,live_calls,graded,grading_cost")
+  t.match(rows[2], "^v1,2,2,2,0,0,0,1,0.75,3,100,0.01,[%d.]+,200,0.02,0.004,2,4,0,$")
+  t.match(rows[3], "^v2,2,2,0,0,0,2,0,,5,100,0.03,[%d.]+,200,0.06,0.004,2,8,0,$")
   t.eq(#rows, 3)
   local about = json.decode(assert(fs.read(report.dir .. "/eval.json")))
   t.eq(about.status, "ok"); t.eq(about.runs, 4); t.eq(about.variants[2].name, "v2")

@@ -46,7 +46,7 @@ outputs the agent saved.]]
 
 pages.ORDER = {"run", "new", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
 pages.GUIDES = {"recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "network", "pool",
-                "engines", "outputs", "traces", "faults", "errors"}
+                "engines", "outputs", "traces", "checks", "faults", "errors"}
 
 local T = {}
 pages.TOPICS = T
@@ -311,7 +311,11 @@ traces and the luagent trace diff command for the pair; then the rest. The
 same goes to a page (B's folder, diff-<A's id>.html, or -o), whose path it
 prints. Evals of different recipes are compared by the names they share,
 said on the first line; variants and inputs in one eval only are listed.
-Colors only on a terminal, never with NO_COLOR set.]],
+Colors only on a terminal, never with NO_COLOR set.
+
+
+luagent help checks: one-line checks on the path a run took and on what it
+made, and a model-graded check (grader: in the spec).]],
   options = {
     {"--concurrency N, -j N", "runs at once (beats the spec's concurrency)"},
     {"--set key=value, -s key=value", "a setting for every run, on top of the variant's and the input's"},
@@ -586,6 +590,69 @@ node is in the sandbox image:
       .. "@modelcontextprotocol/server-filesystem/dist/index.js",
       "/workspace"}})]],
   see = "lua/meta/mcp.lua (every option).",
+}
+
+T.checks = {
+  about = "an eval's checks: the path a run took, its outputs, a model's grade",
+  text = [[
+An eval's check file returns function(run) -> {passed, score, note}.
+luagent.checks makes the common ones one line each; every helper takes the
+run and returns such a verdict, its note saying what was found:
+
+  local checks = require "luagent.checks"
+  return function(run)
+    return checks.all{
+      checks.used_tool(run, "run_python"),
+      checks.tool_order(run, {"read_file", "run_python"}),
+      checks.max_turns(run, 10),
+      checks.no_failed_command(run, "timed_out"),
+      checks.csv_columns(run, "anomalies.csv", {"timestamp", "energy_kwh"}),
+      checks.output_text(run, "report.md", {"kWh", "2024-03"}),
+      function() return checks.graded(run) end,   -- asked only if the rest pass
+    }
+  end
+
+The path, from the run's trace: used_tool(run, name), not_used_tool(run,
+name), tool_order(run, {names}) (in this order, others may come between),
+max_turns(run, n) (model turns of all the run's agents), max_commands(run, n)
+(sandbox commands), no_failed_command(run [, kind]) (kind: exit, timed_out,
+oom_killed, killed, error; none: any), max_cost(run, dollars) (a cached call
+counts what it cost when stored, so a rerun judges alike).
+
+What it made: output_text(run, path, text or {texts}) (plain text),
+output_matches(run, path, pattern) (a Lua pattern, not a regex),
+csv_columns(run, path, {columns}), output_json(run, path, schema) and
+answer_schema(run, schema) (JSON Schema as for structured answers). A path
+names a declared output ("output/report.md", or "report.md" inside
+output/). An absolute path, "..", an output not in the manifest, a link out
+of the run's folder, a malformed schema or pattern: that check fails
+saying so, the eval goes on.
+
+Composing: all{...} (every item; score the mean), any{...} (one item; score
+the best), weighted{{verdict, weight}, ..., pass = 0.7} (the weighted mean
+of scores; without pass, passed when every item passed). An item may be a
+function returning a verdict: all stops at the first failure, any at the
+first pass, so an expensive check runs only when it matters.
+
+A model-graded check, for what code cannot judge: checks.graded(run
+[, {rubric, model, outputs, trajectory}]) asks a model for {passed, score,
+note} with the rubric, the final answer and the text outputs (trajectory =
+true adds the tool calls). The spec's grader key says which model and the
+default rubric; a spec with a rubric and no check grades every run with it:
+
+  grader:
+    model: {provider: anthropic, model: claude-sonnet-4-5}   # over the recipe's model settings
+    rubric: The report names the anomaly's cause and its size in kWh.
+
+The grader's model is the recipe's model settings, --set's over them, then
+grader.model (never a variant's: every variant is judged by the same
+model). Its call is cached like the runs' (the eval's cache setting), so a
+rerun of the same answer asks nothing; its trace is in the run's folder
+under grading/. results.jsonl marks the run graded and keeps grading_cost
+apart from the run's cost (the budget counts both). The table marks pass
+and score with ~ and says how many runs a model judged and what it cost;
+the page marks them with a diamond and a legend.]],
+  see = "luagent help eval, lua/meta/checks.lua, tests/e2e/checks_check.lua (every helper in one check).",
 }
 
 T.structured = {

@@ -2,7 +2,8 @@
 -- of an eval, evals/<eval-id>/index.html. One self-contained file (inline
 -- CSS, images as data: URIs, no script, nothing fetched): the variant table
 -- (pass rate, mean score, turns, tokens, $, wall; the best of each column
--- marked), then per input the variants side by side, one row per epoch, each
+-- marked; pass rate and score marked model-graded, with a legend, when a
+-- model judged runs: luagent.checks.graded), then per input the variants side by side, one row per epoch, each
 -- run with its final answer, its declared outputs (PNG and JPEG shown, text
 -- files diffed against the first variant's run of the same input and
 -- epoch), a link to its trace page, its error or why it was skipped.
@@ -278,8 +279,9 @@ end
 
 local function render_run(out, state, r, info, base_info, base_name)
   local class, label = status_of(r)
-  out[#out + 1] = ('<article class="run %s"><header><span class="badge">%s</span> <b>%s</b> · epoch %s'):format(
-    class, label, escape(tostring(r.variant or "?")), escape(tostring(r.epoch or "?")))
+  out[#out + 1] = ('<article class="run %s"><header><span class="badge">%s</span>%s <b>%s</b> · epoch %s'):format(
+    class, label, r.graded == true and ' <span class="graded" title="a model judged this run">model-graded ◆</span>'
+    or "", escape(tostring(r.variant or "?")), escape(tostring(r.epoch or "?")))
   if info.trace then out[#out + 1] = (' · <a class="trace" href="%s">trace</a>'):format(href(info.trace)) end
   out[#out + 1] = "</header>"
   if r.skipped then
@@ -346,13 +348,29 @@ pre.error{background:#fff1e5;color:#7a2e00}pre.diff span{display:block}
 .d-note,.more{color:#667}span.d-add,span.d-del{padding:0 .2em;border-radius:3px}
 .fname{font-weight:600;margin-top:.6em;font-size:.92em}.same{color:#1a7f37}.skip{color:#8c959f;font-style:italic}
 img{max-width:100%;height:auto;border:1px solid #e4e6ea;border-radius:4px;margin:.3em 0;background:#fff}
-a{color:#0969da}details summary{cursor:pointer;color:#0969da;margin:.3em 0}]]
+a{color:#0969da}details summary{cursor:pointer;color:#0969da;margin:.3em 0}
+.graded{color:#8250df;font-size:.85em;font-weight:600}]]
 eval_page.CSS = CSS
 
+-- The legend of model-graded runs, or nil when a model judged none.
+local function graded_legend(rows)
+  local graded, done, cost = 0, 0, nil
+  for _, row in ipairs(rows) do
+    graded, done = graded + (row.graded or 0), done + row.done
+    if row.grading_cost then cost = (cost or 0) + row.grading_cost end
+  end
+  if graded == 0 then return nil end
+  return ('<p class="dim" id="graded-legend"><span class="graded">◆</span> model-graded: a model judged %d of %d runs '
+    .. "(a rubric, luagent.checks.graded); grading cost %s, not in $ / run.</p>"):format(graded, done,
+    fmt(cost, "$%.4f"))
+end
+
 local function variant_table(out, rows)
+  local legend = graded_legend(rows)
+  local mark = legend and ' <span class="graded" title="model-graded: a model judged runs">◆</span>' or ""
   out[#out + 1] = '<section id="variant-table"><h2>Variants</h2><table class="variants"><thead><tr><th>variant</th>'
-    .. "<th>runs</th><th>pass rate</th><th>mean score</th><th>turns / run</th><th>tokens / run</th><th>$ / run</th>"
-    .. "<th>wall / run</th><th>errors</th><th>skipped</th></tr></thead><tbody>"
+    .. "<th>runs</th><th>pass rate" .. mark .. "</th><th>mean score" .. mark .. "</th><th>turns / run</th>"
+    .. "<th>tokens / run</th><th>$ / run</th><th>wall / run</th><th>errors</th><th>skipped</th></tr></thead><tbody>"
   for _, row in ipairs(rows) do
     local function cell(column, text)
       return ('<td%s>%s</td>'):format(row.best[column] and ' class="best" title="best of this column"' or "", text)
@@ -364,7 +382,8 @@ local function variant_table(out, rows)
       cell("mean_wall_s", fmt(row.mean_wall_s, "%.1f s")),
       row.errors, row.skipped)
   end
-  out[#out + 1] = '</tbody></table><p class="dim">Means per run that ran; ★ marks the best of each column.</p></section>'
+  out[#out + 1] = '</tbody></table><p class="dim">Means per run that ran; ★ marks the best of each column.</p>'
+    .. (legend or "") .. "</section>"
 end
 
 local function eval_name(eval_dir)

@@ -6,13 +6,15 @@
 --   results.summarize(variants, records) -> rows, one per variant (in the spec's order):
 --     {variant, runs, done, passed, skipped, interrupted, errors, pass_rate, mean_score,
 --      mean_turns, mean_tokens, mean_cost, mean_wall_s, total_tokens, total_cost, saved_cost,
---      cached_calls, live_calls}   (means over the runs that finished: nil when none)
+--      cached_calls, live_calls, graded, grading_cost}   (means over the runs that finished:
+--      nil when none; graded: how many a model judged, grading_cost what that cost)
 --   results.write_summary(path, rows) -> true | nil, err   summary.csv, atomically
 --
 -- A record: {variant, input, epoch, status ("ok" | "failed" | "interrupted" | "skipped"),
 -- passed, score, note, stopped_by, turns, usage = {input_tokens, output_tokens}, cost,
 -- saved_cost, wall_s, cached_calls, live_calls, run_dir (relative to the eval's folder),
--- error, skipped (false, or why the run did not start)}; a value not known is JSON null,
+-- error, skipped (false, or why the run did not start), graded (a model judged it:
+-- luagent.checks.graded), grading_cost (what that cost; not in cost)}; a value not known is JSON null,
 -- so every line has every field.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
@@ -21,7 +23,8 @@ local errors = require "luagent.errors"
 local results = {}
 
 local FIELDS = {"variant", "input", "epoch", "status", "passed", "score", "note", "stopped_by", "turns", "usage",
-                "cost", "saved_cost", "wall_s", "cached_calls", "live_calls", "run_dir", "error", "skipped"}
+                "cost", "saved_cost", "wall_s", "cached_calls", "live_calls", "run_dir", "error", "skipped", "graded",
+                "grading_cost"}
 results.FIELDS = FIELDS
 
 local function null_if_nil(v) if v == nil then return json.null end return v end
@@ -32,7 +35,7 @@ function results.line(job, o)
     score = o.score, note = o.note, stopped_by = o.stopped_by, turns = o.turns, usage = o.usage, cost = o.cost,
     saved_cost = o.saved_cost, wall_s = o.wall_s and math.floor(o.wall_s * 1000 + 0.5) / 1000,
     cached_calls = o.cached_calls, live_calls = o.live_calls, run_dir = job.run_dir, error = o.error,
-    skipped = o.skipped or false,
+    skipped = o.skipped or false, graded = o.graded or false, grading_cost = o.grading_cost,
   }
   for _, f in ipairs(FIELDS) do record[f] = null_if_nil(record[f]) end
   return record
@@ -85,7 +88,7 @@ function results.summarize(variants, records)
   local function row_for(name)
     if not by_name[name] then
       rows[#rows + 1] = {variant = name, runs = 0, done = 0, passed = 0, checked = 0, skipped = 0, interrupted = 0,
-                         errors = 0}
+                         errors = 0, graded = 0}
       by_name[name] = {row = rows[#rows], acc = {}}
     end
     return by_name[name]
@@ -113,6 +116,8 @@ function results.summarize(variants, records)
         add(acc, "saved_cost", value(r.saved_cost))
         add(acc, "cached_calls", value(r.cached_calls))
         add(acc, "live_calls", value(r.live_calls))
+        add(acc, "grading_cost", value(r.grading_cost))
+        if r.graded == true then row.graded = row.graded + 1 end
       end
     end
   end
@@ -122,14 +127,14 @@ function results.summarize(variants, records)
     row.mean_score, row.mean_turns, row.mean_tokens = mean(acc, "score"), mean(acc, "turns"), mean(acc, "tokens")
     row.mean_cost, row.mean_wall_s = mean(acc, "cost"), mean(acc, "wall_s")
     row.total_tokens, row.total_cost, row.saved_cost = acc.tokens, acc.cost, acc.saved_cost
-    row.cached_calls, row.live_calls = acc.cached_calls, acc.live_calls
+    row.cached_calls, row.live_calls, row.grading_cost = acc.cached_calls, acc.live_calls, acc.grading_cost
   end
   return rows
 end
 
 local CSV_COLUMNS = {"variant", "runs", "done", "passed", "skipped", "interrupted", "errors", "pass_rate", "mean_score",
                      "mean_turns", "mean_tokens", "mean_cost", "mean_wall_s", "total_tokens", "total_cost", "saved_cost",
-                     "cached_calls", "live_calls"}
+                     "cached_calls", "live_calls", "graded", "grading_cost"}
 
 local function csv_cell(v)
   if v == nil then return "" end

@@ -23,24 +23,40 @@
 --   concurrency  runs at once (default 2; --concurrency wins)
 --   budget       {tokens, cost} for the whole eval: no run starts once it is spent
 --   check        a Lua file returning function(run) -> {passed, score?, note?}
+--                (luagent.checks has one-line checks for it)
+--   grader       {model, rubric}: the model that luagent.checks.graded asks (model settings
+--                over the recipe's model settings and --set's; never a variant's), and a
+--                rubric: without a check, every run is graded by it
 --   cache        true (default) | false | refresh
 --
 -- spec = {file, dir, name, recipe, defaults, variants = {{name, settings}}, inputs =
 --   {{name, settings}}, epochs, concurrency, budget, check, check_file, cache = "on" |
---   "refresh" | nil, sets}
+--   "refresh" | nil, sets, grader = {model, rubric}}
 local json = require "luagent.json"
 local yaml = require "luagent.yaml"
 local fs = require "luagent.fs"
 local errors = require "luagent.errors"
 local settings = require "luagent.eval.settings"
+local config = require "luagent.config"
+local model = require "luagent.model"
+local checks = require "luagent.checks"
 
 local spec = {}
 
-local KEYS = {"budget", "cache", "check", "concurrency", "epochs", "inputs", "name", "recipe", "variants"}
+local KEYS = {"budget", "cache", "check", "concurrency", "epochs", "grader", "inputs", "name", "recipe", "variants"}
 local BUDGET_KEYS = {"cost", "tokens"}
 local GLOB_KEYS = {"glob", "setting"}
+local GRADER_KEYS = {"model", "rubric"}
 
 local function is_map(v) return type(v) == "table" and not json.is_array(v) end
+
+-- A deep copy of a map of settings ({} for anything else).
+local function copy(v)
+  if not is_map(v) then return {} end
+  local out = {}
+  for k, x in pairs(v) do out[k] = is_map(x) and copy(x) or x end
+  return out
+end
 local function is_list(v) return type(v) == "table" and json.is_array(v) end
 
 local function shown(v)
@@ -151,6 +167,32 @@ function Reader:check()
       :format(path, shown(fn)))
   end
   return fn, full
+end
+
+-- The grader: {model (settings for luagent.model.from), rubric | nil}. The
+-- model is the recipe's model settings, --set's on top, the spec's on top of
+-- those; one the spec names is made now, so a bad one stops the eval here.
+function Reader:grader(sets)
+  local g = self.root.grader
+  local line = self:line(self.root, "grader")
+  local defaults = self.defaults and self.defaults.value or {}
+  local base = config.merge(config.merge({}, copy(defaults.model)), copy(sets.model))
+  if g == nil then return {model = base} end
+  if not is_map(g) then self:fail(line, "grader", ("expected a map {model, rubric}, got %s"):format(shown(g))) end
+  self:unknown_keys(g, GRADER_KEYS, "grader", line)
+  local m, rubric = g.model, g.rubric
+  local mline = self:line(g, "model", line)
+  if m ~= nil and not is_map(m) then
+    self:fail(mline, "grader.model", ("expected a map of model settings, e.g. {provider: openai, model: gpt-4o-mini}, "
+      .. "got %s"):format(shown(m)))
+  end
+  if rubric ~= nil and (type(rubric) ~= "string" or rubric:match("^%s*$")) then
+    self:fail(self:line(g, "rubric", line), "grader.rubric", ("expected the rubric's text, got %s"):format(shown(rubric)))
+  end
+  local merged = config.merge(base, m or {})
+  local made, err = model.from(merged)
+  if not made then self:fail(mline, "grader.model", err.message) end
+  return {model = merged, rubric = rubric}
 end
 
 function Reader:budget()
@@ -308,7 +350,6 @@ end
 
 -- --set key=value (on top of every run), checked like a variant's settings.
 local function command_line_settings(raw, defaults)
-  local config = require "luagent.config"
   local out = {}
   for _, kv in ipairs(raw or {}) do
     local key = kv:match("^([^=]+)=") or kv
@@ -343,6 +384,8 @@ function spec.load(path, opts)
     s.variants = r:variants()
     s.inputs = r:inputs()
     s.sets = command_line_settings(opts.sets, r.defaults)
+    s.grader = r:grader(s.sets)
+    if not s.check and s.grader.rubric then s.check = checks.graded end
     return s
   end)
   if ok then return result end

@@ -4,7 +4,8 @@
 --   view.table(rows) -> text    one line per variant: runs, pass rate, mean score, turns,
 --     tokens, $, wall (means per finished run); `*` marks the best of each column
 --     (highest pass rate and score, fewest turns, tokens, dollars and seconds) when
---     variants differ in it as shown.
+--     variants differ in it as shown; `~` marks pass and score when a model judged
+--     runs (luagent.checks.graded), with a line saying how many and what that cost.
 local json = require "luagent.json"
 
 local view = {}
@@ -80,9 +81,24 @@ local function pad(s, width, left)
   return left and (s .. fill) or (fill .. s)
 end
 
+-- "~ ..." when a model judged runs, or nil.
+local function graded_line(rows)
+  local graded, done, cost = 0, 0, nil
+  for _, row in ipairs(rows) do
+    graded, done = graded + (row.graded or 0), done + (row.done or 0)
+    if row.grading_cost then cost = (cost or 0) + row.grading_cost end
+  end
+  if graded == 0 then return nil end
+  return ("~ model-graded: a model judged %d of %d runs (grading %s, not in the $ column)"):format(graded, done,
+    cost and dollars(cost) or "cost unknown")
+end
+
 function view.table(rows)
+  local graded = graded_line(rows)
   local header = {"variant", "runs"}
-  for _, c in ipairs(COLUMNS) do header[#header + 1] = c[1] end
+  for _, c in ipairs(COLUMNS) do
+    header[#header + 1] = (graded and (c[2] == "pass_rate" or c[2] == "mean_score")) and (c[1] .. "~") or c[1]
+  end
   local lines = {header}
   local marked = false
   local best = {}
@@ -118,6 +134,7 @@ function view.table(rows)
     out[#out + 1] = table.concat(text, "  "):gsub("%s+$", "")
   end
   if marked then out[#out + 1] = "* best in its column" end
+  if graded then out[#out + 1] = graded end
   return table.concat(out, "\n") .. "\n"
 end
 
