@@ -219,16 +219,16 @@ end
 t.test("the width grows while opens keep their first speed, halves when they slow, grows again", function()
   local w = width.new{max = 6}
   t.eq(w:allowed(), 2)
-  opens(w, 8, 0.3)
+  opens(w, 16, 0.3)
   t.eq(w:allowed(), 6, "up to the ceiling")
   opens(w, 6, 1.5)
   t.ok(w:allowed() < 6, "slow opens shrink it")
   t.match(w.history[#w.history].why, "^opens take [%d.]+x as long as in the first runs")
   local low = w:allowed()
-  opens(w, 20, 0.3)
+  opens(w, 30, 0.3)
   t.ok(w:allowed() > low, "it grows again once they recover")
   w = width.new{max = 6}
-  opens(w, 12, 0.3)
+  opens(w, 20, 0.3)
   w:observe{type = "sandbox_open", open_s = 0.3, queued_s = 2}
   t.eq(w:allowed(), 3, "an open that queued for room halves it")
   t.match(w.history[#w.history].why, "waited 2%.00 s for room")

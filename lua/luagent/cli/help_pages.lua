@@ -298,7 +298,7 @@ says so.
 concurrency: auto (or --concurrency auto) starts as many runs as the
 engines' capacities (URL#N in LUAGENT_ENGINES, less what warm pools keep)
 and 4 per host core allow, 2 to start: it halves the width when an open
-waits for room or opens or commands take over twice as long as in the first
+waits for room or opens or commands take over 1.5 times as long as in the first
 runs (a moving average, measured), and widens it by one as runs end while
 they keep up. Each progress line ends with the width ("[4 at a time]").
 

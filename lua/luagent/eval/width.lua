@@ -23,12 +23,13 @@
 -- figures is not a slow engine),
 -- halves the width (at least 1); a run that ends while neither holds widens it
 -- by one (up to the ceiling). After a change, the next change waits for the
--- runs started since to report (as many opens as the width).
+-- runs at the new width to report (as many opens as the width): on 2 cores and
+-- CPU-bound runs, each step up shows in the commands' figures before the next.
 local width = {}
 
 local BASE = 3          -- samples that make the first figures
 local ALPHA = 0.3       -- weight of a new sample in the moving average
-local SLOW = 2.0        -- this many times the first figures is slow...
+local SLOW = 1.5        -- this many times the first figures is slow...
 local FLOOR = 0.2       -- ...when also this many seconds above them
 local QUEUED = 0.05     -- an open that waited longer than this for room queued
 local PER_CORE = 4      -- runs per core at most (a run mostly waits on its model)
@@ -163,7 +164,7 @@ end
 
 function W:finished()
   if self.queued or self:slow("open") or self:slow("exec") then return end
-  if self.width < self:limit() and self.opens_since >= 1 then
+  if self.width < self:limit() and settled(self) then
     self:set(self.width + 1, "the engine keeps up")
   end
 end
