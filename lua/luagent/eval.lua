@@ -1,12 +1,15 @@
 -- luagent.eval: runs a recipe many times in one process — every variant x
 -- input x epoch of a spec (luagent.eval.spec) — and says which variant did best.
 --
---   local report = eval.run(spec, {run_job, quiet, say, evals_dir})
+--   local report = eval.run(spec, {run_job, quiet, say, evals_dir, resume, engines})
+--   -- resume: luagent.eval.resume.prepare's (the eval continued in its folder: the runs it
+--   -- kept stay, the others run); engines: the engine set concurrency auto sizes for
+--   -- (default the configured one: luagent.eval.width)
 --   -- report = {id, dir, status = "ok" | "interrupted" | "budget", records, rows, table}
 --
 -- Runs start in the order epoch, input, variant (so a budget stop leaves the
 -- variants with the same inputs, as far as it can), `spec.concurrency` at a
--- time. Each run gets its own folder, evals/<eval-id>/runs/<variant>/<input>/<epoch>/
+-- time (auto: luagent.eval.width). Each run gets its own folder, evals/<eval-id>/runs/<variant>/<input>/<epoch>/
 -- (evals/ beside the spec, or $LUAGENT_EVALS_DIR), and its settings: the
 -- variant's, then the input's, then --set on top. Running one run is ONE
 -- function, `run_job(job)`:
@@ -40,6 +43,8 @@ local errors = require "luagent.errors"
 local config = require "luagent.config"
 local results = require "luagent.eval.results"
 local view = require "luagent.eval.view"
+local resume = require "luagent.eval.resume"
+local events = require "luagent.events"
 
 local eval = {}
 
@@ -222,10 +227,16 @@ local function record(state, job, record_)
   job.recorded = true
 end
 
+-- concurrency auto: waits until the width lets one more run go (luagent.eval.width)
+local function wait_turn(state)
+  local w = state.width
+  while w and state.active >= w:allowed() and not state.stopping do loop.sleep(0.05) end
+end
+
 local function worker(state)
   while true do
     -- a pending Ctrl-C shows here, before a run starts
-    local ok, err = pcall(loop.sleep, 0)
+    local ok, err = pcall(function() loop.sleep(0) wait_turn(state) end)
     if not ok then
       if not is_cancel(err) then error(err, 0) end
       state.stopping = state.stopping or "interrupted"
@@ -240,7 +251,10 @@ local function worker(state)
     state.next = state.next + 1
     local job = state.jobs[state.next]
     if not job then return end
+    state.active = state.active + 1
     local o = run_one(state, job)
+    state.active = state.active - 1
+    if state.width then state.width:finished() end
     local rec = results.line(job, o)
     state.tokens = state.tokens + (results.tokens_of(rec) or 0)
     state.tokens = state.tokens + (o.grading_tokens or 0)
@@ -248,7 +262,9 @@ local function worker(state)
     record(state, job, rec)
     state.finished = state.finished + 1
     if rec.status ~= "interrupted" then state.done = state.done + 1 end
-    if not state.quiet then state.say(view.progress(state.finished, #state.jobs, rec)) end
+    if not state.quiet then
+      state.say(view.progress(state.finished, #state.jobs, rec, state.width and state.width:allowed()))
+    end
   end
 end
 
@@ -264,9 +280,10 @@ end
 local function write_about(state, status)
   local spec = state.spec
   local about = {
-    id = state.id, name = spec.name, spec = spec.file, recipe = spec.recipe, epochs = spec.epochs,
+    id = state.id, name = spec.name, spec = spec.file, spec_path = fs.realpath(spec.file) or spec.file,
+    recipe = spec.recipe, check = spec.check_file or json.null, sets = spec.sets or {}, epochs = spec.epochs,
     concurrency = spec.concurrency, budget = spec.budget or json.null, cache = spec.cache or false,
-    status = status or "running", runs = #state.jobs, finished = state.done,
+    status = status or "running", runs = state.runs, finished = state.done,
     variants = json.array{}, inputs = json.array{},
   }
   for _, v in ipairs(spec.variants) do about.variants[#about.variants + 1] = {name = v.name, settings = v.settings} end
@@ -305,12 +322,61 @@ local function write_page(state)
   return path
 end
 
+-- A resumed eval (opts.resume = {id, dir, kept}): the runs kept are its
+-- records as they were (results.jsonl rewritten with only them, at once),
+-- the others are the jobs, each from an empty folder.
+local function take_over(state, resumed)
+  local todo, kept = {}, {}
+  for _, job in ipairs(state.jobs) do
+    local r = resumed.kept[resume.key(job)]
+    if r then
+      kept[#kept + 1] = json.encode(r)
+      state.records[#state.records + 1] = r
+      state.tokens = state.tokens + (results.tokens_of(r) or 0)
+      state.cost = state.cost + (type(r.cost) == "number" and r.cost or 0)
+      state.done = state.done + 1
+    else
+      todo[#todo + 1] = job
+      fs.remove(job.dir)
+    end
+  end
+  state.jobs, state.kept = todo, #kept
+  return fs.write(state.results_path, #kept > 0 and (table.concat(kept, "\n") .. "\n") or "")
+end
+
+-- concurrency auto: the width (luagent.eval.width), fed by every run's sandbox events.
+local function auto_width(state)
+  local width = require "luagent.eval.width"
+  local set = state.engines or require("luagent.sandbox.engine_set").configured() or false
+  local max, why = width.ceiling{set = set, runs = #state.jobs}
+  state.width = width.new{max = max, ceiling = function() return (width.ceiling{set = set, runs = #state.jobs}) end,
+    on_change = function(old, new, reason)
+      if not state.quiet then state.say(("width %d -> %d: %s"):format(old, new, reason)) end
+    end}
+  state.width_sub = events.subscribe(function(ev) state.width:observe(ev) end)
+  return max, why
+end
+
+local function say_start(state, spec, resumed)
+  local id, dir = state.id, state.dir
+  local at_once = state.width and ("auto (%d to start, up to %d: %s)"):format(state.width.width, state.width.max,
+    state.width_why) or tostring(spec.concurrency)
+  if resumed then
+    state.say(("resuming eval %s: %d of %d runs kept, %d to run%s, %s at a time; %s"):format(id, state.kept,
+      state.runs, #state.jobs, resumed.added and (" (the spec adds " .. resumed.added .. ")") or "", at_once, dir))
+  else
+    state.say(("eval %s: %d runs (%d variants x %d inputs x %d epochs), %s at a time; %s"):format(id, state.runs,
+      #spec.variants, #spec.inputs, spec.epochs, at_once, dir))
+  end
+end
+
 function eval.run(spec, opts)
   opts = opts or {}
   local run_job = opts.run_job or eval.default_run_job()
-  local root = opts.evals_dir or os.getenv("LUAGENT_EVALS_DIR") or (spec.dir .. "/evals")
-  local id = eval_id(spec.name)
-  local dir = root .. "/" .. id
+  local root = resume.root(spec, opts.evals_dir)
+  local resumed = opts.resume
+  local id = resumed and resumed.id or eval_id(spec.name)
+  local dir = resumed and resumed.dir or (root .. "/" .. id)
   local made, merr = fs.mkdir(dir)
   if not made then return nil, errors.wrap(merr, "making the eval's folder") end
   local state = {
@@ -319,8 +385,10 @@ function eval.run(spec, opts)
     tokens = 0, cost = 0, results_path = dir .. "/results.jsonl", summary_path = dir .. "/summary.csv",
     grader = {model = spec.grader and spec.grader.model or {}, rubric = spec.grader and spec.grader.rubric,
               cache = spec.cache, recipe = spec.recipe},
+    active = 0, kept = 0, engines = opts.engines,
   }
-  assert(fs.write(state.results_path, ""))
+  state.runs = #state.jobs
+  if resumed then assert(take_over(state, resumed)) else assert(fs.write(state.results_path, "")) end
   write_about(state)
   local scripted = eval.scripted_variants(spec)
   if #scripted > 0 then
@@ -330,13 +398,13 @@ function eval.run(spec, opts)
       or ("SCRIPTED RUNS: no model is configured for %s: the recipe's scripted driver runs those."):format(
         table.concat(scripted, ", ")))
   end
-  if not opts.quiet then
-    state.say(("eval %s: %d runs (%d variants x %d inputs x %d epochs), %d at a time; %s"):format(id, #state.jobs,
-      #spec.variants, #spec.inputs, spec.epochs, spec.concurrency, dir))
-  end
+  local n_workers = spec.concurrency
+  if spec.concurrency == "auto" then n_workers, state.width_why = auto_width(state) end
+  if not opts.quiet then say_start(state, spec, resumed) end
   local workers = {}
-  for w = 1, math.max(1, math.min(spec.concurrency, #state.jobs)) do workers[w] = loop.spawn(worker, state) end
+  for w = 1, math.max(1, math.min(n_workers, #state.jobs)) do workers[w] = loop.spawn(worker, state) end
   wait_workers(state, workers)
+  if state.width_sub then events.unsubscribe(state.width_sub) end
   -- runs that never started
   local skipped = 0
   if state.stopping == "budget" then
@@ -356,7 +424,8 @@ function eval.run(spec, opts)
   write_about(state, status)
   local page = write_page(state)
   return {id = id, dir = dir, status = status, records = state.records, rows = rows, table = view.table(rows),
-          runs = #state.jobs, finished = state.done,
+          runs = state.runs, finished = state.done, kept = state.kept, ran = #state.jobs,
+          widths = state.width and state.width.history or nil,
           results = state.results_path, summary = state.summary_path, page = page, skipped = skipped}
 end
 

@@ -40,6 +40,7 @@ local secrets = require "luagent.secrets"
 local sys = require "luagent.sys"
 local fs = require "luagent.fs"
 local events = require "luagent.events"
+local loop = require "luagent.loop"
 local context = require "luagent.context"
 local backend = require "luagent.sandbox.docker_backend"
 local leftovers = require "luagent.sandbox.leftovers"
@@ -328,6 +329,7 @@ function sandbox.open(opts)
   if o.restore and not fs.exists(o.restore) then
     return errors.fail("not_found", "sandbox.open: restore file " .. o.restore .. " does not exist", {path = o.restore})
   end
+  local opened_at = loop.now()
   local set
   set, err = engines.set(o, "sandbox.open")
   if not set then return nil, err end
@@ -367,7 +369,8 @@ function sandbox.open(opts)
   end
   events.emit({type = "sandbox_open", session = session.id, image = o.image, memory = o.memory, cpus = o.cpus,
                pids = o.pids, network = o.network_rules and o.network_rules:describe() or o.network, staged = #staged,
-               pooled = pooled or nil, engine = session.engine})
+               pooled = pooled or nil, engine = session.engine, open_s = loop.now() - opened_at,
+               queued_s = session.queued_s})
   return building:built()
 end
 

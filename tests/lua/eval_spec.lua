@@ -112,7 +112,7 @@ end)
 
 t.test("values of the wrong type", function()
   refused("recipe: recipe.lua\nepochs: two\n", "FILE:2: epochs: expected a whole number >= 1, got 'two'")
-  refused("recipe: recipe.lua\nconcurrency: 0\n", "FILE:2: concurrency: expected a whole number >= 1, got 0")
+  refused("recipe: recipe.lua\nconcurrency: 0\n", "FILE:2: concurrency: expected a whole number >= 1 or auto, got 0")
   refused("recipe: recipe.lua\nbudget:\n  cost: lots\n", "FILE:3: budget.cost: expected a number > 0, got 'lots'")
   refused("recipe: recipe.lua\ncache: maybe\n", "FILE:2: cache: expected true, false or refresh, got 'maybe'")
   refused("recipe: recipe.lua\nvariants: [a, b]\n",

@@ -1,4 +1,4 @@
--- luagent eval SPEC.yaml [--concurrency N] [--set key=value ...] [-q]
+-- luagent eval SPEC.yaml [--concurrency N|auto] [--set key=value ...] [-q] [--resume [EVAL_ID]] [--rerun-failed-checks]
 -- Runs every variant x input x epoch of the spec (luagent.eval), then prints
 -- the table per variant and where everything was written. Exit status: 0 when
 -- the eval ran (whatever the checks said), 2 for a bad command line or spec
@@ -9,12 +9,17 @@ local errors = require "luagent.errors"
 
 local cli = {}
 
-local USAGE = [[
-usage: luagent eval SPEC.yaml [--concurrency N] [--set key=value]... [-q]
+local USAGE = [=[
+usage: luagent eval SPEC.yaml [--concurrency N|auto] [--set key=value]... [-q]
+                    [--resume [EVAL_ID]] [--rerun-failed-checks]
        luagent eval diff A B [-o PAGE.html]   two evals compared (A, B: eval ids or folders)
-  --concurrency N   runs at once (beats the spec's concurrency)
+  --concurrency N   runs at once (beats the spec's concurrency); auto: as many as the
+                    engines and cores allow, fewer while the engine slows
+  --resume [ID]     continue an eval that stopped (default: the newest of this spec):
+                    finished runs are kept, the missing and failed ones run
+  --rerun-failed-checks   with --resume: also run again the runs whose check failed
   --set key=value   a setting for every run, on top of the variant's and the input's
-  -q, --quiet       no progress lines]]
+  -q, --quiet       no progress lines]=]
 
 local function usage(message)
   io.stderr:write("luagent: ", message, "\n", USAGE, "\n")
@@ -39,9 +44,20 @@ local function parse(args)
       if not kv or not kv:match("^[^=]+=") then return nil, ("--set needs key=value, got '%s'"):format(tostring(kv)) end
       o.sets[#o.sets + 1] = kv
     elseif name == "--concurrency" or name == "-j" then
-      local n = tonumber(value() or "")
-      if not n or math.type(n) ~= "integer" or n < 1 then return nil, "--concurrency needs a whole number >= 1" end
+      local v = value()
+      local n = v == "auto" and "auto" or tonumber(v or "")
+      if n ~= "auto" and (not n or math.type(n) ~= "integer" or n < 1) then
+        return nil, "--concurrency needs a whole number >= 1, or auto"
+      end
       o.concurrency = n
+    elseif name == "--resume" then
+      o.resume = true
+      -- its EVAL_ID: --resume=ID, or the next word unless it is an option or the spec
+      local nxt = inline or args[i + 1]
+      if inline or (nxt and nxt:sub(1, 1) ~= "-" and not nxt:match("%.ya?ml$")) then o.resume_id = value() end
+      if o.resume_id == "" then return nil, "--resume= needs an eval id (or give --resume alone: the newest)" end
+    elseif a == "--rerun-failed-checks" then
+      o.rerun_failed_checks = true
     elseif a == "-q" or a == "--quiet" then
       o.quiet = true
     elseif a == "-h" or a == "--help" then
@@ -56,6 +72,7 @@ local function parse(args)
     i = i + 1
   end
   if not o.spec and not o.help then return nil, "eval needs a spec file, e.g. 'luagent eval recipes/energy_anomaly.eval.yaml'" end
+  if o.rerun_failed_checks and not o.resume then return nil, "--rerun-failed-checks goes with --resume" end
   return o
 end
 
@@ -75,8 +92,16 @@ function cli.main(args)
     return err.usage and 2 or 1
   end
   local eval = require "luagent.eval"
+  local resumed
+  if o.resume then
+    resumed, err = require("luagent.eval.resume").prepare(spec, o.resume_id, {rerun_failed_checks = o.rerun_failed_checks})
+    if not resumed then
+      io.stderr:write("luagent: ", err.message, "\n")
+      return 2
+    end
+  end
   local report
-  report, err = eval.run(spec, {quiet = o.quiet})
+  report, err = eval.run(spec, {quiet = o.quiet, resume = resumed})
   if not report then
     io.stderr:write("luagent: ", errors.from(err).message, "\n")
     return 1

@@ -259,7 +259,8 @@ the page shows, recording and replay: luagent help traces.]],
 
 T.eval = {
   about = "run a recipe over variants x inputs x epochs, check and compare; compare two evals",
-  synopsis = {"luagent eval SPEC.yaml [--concurrency N] [--set key=value]... [-q]",
+  synopsis = {"luagent eval SPEC.yaml [--concurrency N|auto] [--set key=value]... [-q]",
+              "luagent eval SPEC.yaml --resume [EVAL_ID] [--rerun-failed-checks]",
               "luagent eval diff A B [-o PAGE.html]"},
   usage = [[
   eval SPEC.yaml [--concurrency N] [--set k=v] [-q] variants x inputs x epochs of a recipe, checked
@@ -296,6 +297,26 @@ variant's model calls go live (the cache). With no model configured every
 run is its recipe's scripted driver, so the variants cannot differ: the eval
 says so.
 
+concurrency: auto (or --concurrency auto) starts as many runs as the
+engines' capacities (URL#N in LUAGENT_ENGINES, less what warm pools keep)
+and 4 per host core allow, 2 to start: it halves the width when an open
+waits for room or opens or commands take over 1.5 times as long as in the first
+runs (a moving average, measured), and widens it by one as runs end while
+they keep up. Each progress line ends with the width ("[4 at a time]").
+
+--resume continues an eval that stopped (Ctrl-C, a crash, a spent budget, a
+dead engine) in its own folder: the newest eval of the spec, or EVAL_ID (a
+folder name under evals/, or its path). Runs that finished keep their line,
+folder and trace; the missing, interrupted, skipped and failed ones run
+again (--rerun-failed-checks: also those whose check failed), and the
+results, summary, table and page cover all of them. A run counts as
+finished once its results.jsonl line is written whole (after its folder),
+so a crash mid-write leaves it to run again. A spec edited since is refused
+naming what changed (a variant's or input's settings, one removed, fewer
+epochs, the recipe, check or --set); new variants, inputs or epochs are
+fine: only their runs run. A budget counts the runs kept too: raise it in
+the spec to go on after it was spent.
+
 A spec with an unknown key, a missing file, a setting the recipe's YAML does
 not have or a glob that matches nothing is refused before anything runs,
 naming the file, line and key. luagent new writes a spec and a check beside
@@ -317,7 +338,9 @@ Colors only on a terminal, never with NO_COLOR set.
 luagent help checks: one-line checks on the path a run took and on what it
 made, and a model-graded check (grader: in the spec).]],
   options = {
-    {"--concurrency N, -j N", "runs at once (beats the spec's concurrency)"},
+    {"--concurrency N, -j N", "runs at once (beats the spec's concurrency); auto: as the engines allow"},
+    {"--resume [EVAL_ID]", "continue the newest eval of the spec (or EVAL_ID): only what did not finish runs"},
+    {"--rerun-failed-checks", "with --resume: also run again the runs whose check failed"},
     {"--set key=value, -s key=value", "a setting for every run, on top of the variant's and the input's"},
     {"-q, --quiet", "no progress lines"},
     {"-o PAGE.html", "diff: where the page goes (default: B's folder, diff-<A's id>.html)"},
@@ -325,13 +348,15 @@ made, and a model-graded check (grader: in the spec).]],
   examples = {
     {"luagent eval recipes/energy_anomaly.eval.yaml", "the energy recipe's eval"},
     {"luagent eval demo.eval.yaml --set model.provider=anthropic --concurrency 1", "another model, one run at a time"},
+    {"luagent eval demo.eval.yaml --resume", "after Ctrl-C or a crash: the runs that did not finish"},
+    {"luagent eval demo.eval.yaml --concurrency auto", "as wide as the engines keep up with"},
     {"luagent eval diff 20250301-101500-demo-1a2b 20250301-104000-demo-9f3c", "what a prompt edit changed"},
   },
   exit = {
     {"0", "the eval ran (whatever the checks said); diff: the same (no run flipped, the same pass rates)"},
     {"1", "the eval could not run; diff: the evals differ"},
-    {"2", "bad usage or a bad spec (nothing ran); diff: an eval not found (named)"},
-    {"130", "Ctrl-C: what finished is written"},
+    {"2", "bad usage or a bad spec, or --resume of no such eval or of another spec (nothing ran); diff: an eval not found (named)"},
+    {"130", "Ctrl-C: what finished is written (--resume goes on from there)"},
   },
 }
 

@@ -20,7 +20,8 @@
 --                its absolute path; an input is named by that file (without extension),
 --                else input-N
 --   epochs       runs of each variant x input (default 1)
---   concurrency  runs at once (default 2; --concurrency wins)
+--   concurrency  runs at once (default 2; --concurrency wins), or auto: as many as the
+--                engines and the host allow, fewer while the engine slows (luagent.eval.width)
 --   budget       {tokens, cost} for the whole eval: no run starts once it is spent
 --   check        a Lua file returning function(run) -> {passed, score?, note?}
 --                (luagent.checks has one-line checks for it)
@@ -116,6 +117,17 @@ function Reader:integer(key, default)
     self:fail(self:line(self.root, key), key, ("expected a whole number >= 1, got %s"):format(shown(v)))
   end
   return v
+end
+
+-- concurrency: a whole number >= 1, or auto (luagent.eval.width)
+function Reader:concurrency()
+  if self.root.concurrency == "auto" then return "auto" end
+  local v = self.root.concurrency
+  if v ~= nil and (math.type(v) ~= "integer" or v < 1) then
+    self:fail(self:line(self.root, "concurrency"), "concurrency", ("expected a whole number >= 1 or auto, got %s")
+      :format(shown(v)))
+  end
+  return v or 2
 end
 
 function Reader:string(key)
@@ -377,7 +389,7 @@ function spec.load(path, opts)
     s.defaults = r.defaults
     s.name = r:name()
     s.epochs = r:integer("epochs", 1)
-    s.concurrency = opts.concurrency or r:integer("concurrency", 2)
+    s.concurrency = opts.concurrency or r:concurrency()
     s.budget = r:budget()
     s.cache = r:cache()
     s.check, s.check_file = r:check()

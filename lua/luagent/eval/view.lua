@@ -1,6 +1,7 @@
 -- luagent.eval.view: what an eval prints for people.
 --
---   view.progress(n, total, record) -> "[ 3/12] terse / night_hvac-11 #1: passed, score 0.82, ..."
+--   view.progress(n, total, record [, at_once]) -> "[ 3/12] terse / night_hvac-11 #1: passed, score 0.82, ..."
+--     (at_once: concurrency auto's current width, shown at the end: "[4 at a time]")
 --   view.table(rows) -> text    one line per variant: runs, pass rate, mean score, turns,
 --     tokens, $, wall (means per finished run); `*` marks the best of each column
 --     (highest pass rate and score, fewest turns, tokens, dollars and seconds) when
@@ -23,7 +24,7 @@ local function dollars(x)
   return ("$%.4f"):format(x)
 end
 
-function view.progress(n, total, r)
+function view.progress(n, total, r, at_once)
   local width = #tostring(total)
   local parts = {}
   local verdict
@@ -46,6 +47,7 @@ function view.progress(n, total, r)
     table.concat(parts, ", "))
   local why = value(r.error) or value(r.note)
   if why then line = line .. "  (" .. tostring(why):gsub("\n.*", "") .. ")" end
+  if at_once then line = line .. ("  [%d at a time]"):format(at_once) end
   return line
 end
 

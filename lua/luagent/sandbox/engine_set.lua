@@ -14,7 +14,8 @@
 --   engines.sweep(set)                                 leftovers.sweep on every engine that answers
 --   engines.create(set, backend, spec [, {wait, stop}]) -> session | nil, err
 --       a session (backend.create) on the least loaded engine with room that has the image
---       (see Placement); session.engine names the engine
+--       (see Placement); session.engine names the engine, session.queued_s the seconds it
+--       waited for room
 --   engines.lost(session, err)                         a session's engine did not answer: marked down
 --   engines.check_pool(set, spec, size, option, others) -> true | nil, err   can the engines hold a
 --       pool of size sessions of spec beside the other pools ({set, size, memory} each)?
@@ -311,12 +312,13 @@ end
 local function place(set, name, opts, skip)
   local wait = opts.wait or 0
   local deadline = loop.now() + wait
-  local waiting = false
+  local waiting, queued_at = false, nil
   while true do
     local up, err = answering(set, skip)
     if not up then return nil, err end
     local m = pick(up, name)
-    if m then return m end
+    if m then return m, queued_at and loop.now() - queued_at or 0 end
+    queued_at = queued_at or loop.now()
     if opts.stop and opts.stop() then return errors.fail("closed", "stopped while waiting for room on an engine") end
     if loop.now() >= deadline then
       return errors.fail("capacity", ("every Docker engine (%s) that answers is at its capacity: %s%s; close a "
@@ -388,13 +390,17 @@ function engines.create(set, backend, spec, opts)
   while true do
     local m, err = place(set, spec.image, opts, skip)
     if not m then return nil, err end
+    local queued = err
     local e, session = m.engine, nil
     -- the room placed is held until a session takes it: every other way out gives it back
     local held <close> = handle.guard(e, release)
     local there
     there, err = ensure_image(set, m, spec.image)
     if there then session, err = backend.create(e.client, spec) end
-    if session then return held:built(attach(session, e)) end
+    if session then
+      session.queued_s = queued
+      return held:built(attach(session, e))
+    end
     if err.kind ~= "docker_unreachable" or #set.members == 1 then
       return nil, #set.members == 1 and err or naming(err, e)
     end
