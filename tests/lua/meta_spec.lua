@@ -64,6 +64,7 @@ local INTERNAL = {
   Executor = "the supervisor executor of a session (lua/luagent/sandbox/supervisor.lua)",
   Mirror = "a box's outputs mirror (lua/luagent/sandbox/mirror.lua; its fields: luagent.SandboxMirror)",
   Reader = "the eval spec checker's state while it reads one spec (lua/luagent/eval/spec.lua)",
+  Width = "an eval's width with concurrency auto (lua/luagent/eval/width.lua)",
   McpStream = "MCP's line-based stdio transport over a process's streams (lua/luagent/mcp/stream.lua)",
   HostProcess = "the streams of a host process running an MCP server (lua/luagent/mcp/stdio.lua)",
   HttpTransport = "MCP's Streamable HTTP transport (lua/luagent/mcp/http.lua)",

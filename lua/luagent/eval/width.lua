@@ -34,8 +34,8 @@ local FLOOR = 0.2       -- ...when also this many seconds above them
 local QUEUED = 0.05     -- an open that waited longer than this for room queued
 local PER_CORE = 4      -- runs per core at most (a run mostly waits on its model)
 
-local W = {}
-W.__index = W
+local Width = {}
+Width.__index = Width
 
 -- The cores this process may run on (Cpus_allowed_list), else the online ones, else 1.
 function width.cores()
@@ -77,21 +77,21 @@ function width.new(o)
   local max = math.max(1, o.max or 1)
   local w = setmetatable({max = max, ceiling = o.ceiling, width = math.min(max, o.start or 2), history = {},
                           stats = {open = {n = 0, keys = {}, count = 0}, exec = {n = 0, keys = {}, count = 0}},
-                          opens_since = 0, queued = false, on_change = o.on_change}, W)
+                          opens_since = 0, queued = false, on_change = o.on_change}, Width)
   w.history[1] = {width = w.width, why = "start"}
   return w
 end
 
-function W:limit()
+function Width:limit()
   local c = self.ceiling and self.ceiling() or self.max
   return math.max(1, math.min(self.max, c))
 end
 
-function W:allowed()
+function Width:allowed()
   return math.max(1, math.min(self.width, self:limit()))
 end
 
-function W:set(n, why)
+function Width:set(n, why)
   local old = self.width
   if n == old then return end
   self.width, self.opens_since, self.queued = n, 0, false
@@ -105,7 +105,7 @@ end
 -- the kind's moving averages as a ratio to it and as the seconds above it.
 local MAX_KEYS = 500
 
-function W:sample(kind, key, seconds)
+function Width:sample(kind, key, seconds)
   local s = self.stats[kind]
   local b = s.keys[key]
   local need = kind == "open" and BASE or 1
@@ -128,7 +128,7 @@ function W:sample(kind, key, seconds)
 end
 
 -- "opens take ..." when kind's moving average is slow against the first figures.
-function W:slow(kind)
+function Width:slow(kind)
   local s = self.stats[kind]
   if not s.ratio then return nil end
   if s.ratio > SLOW and s.excess > FLOOR then
@@ -139,12 +139,12 @@ end
 
 local function settled(self) return self.opens_since >= self.width end
 
-function W:shrink(why)
+function Width:shrink(why)
   if not settled(self) then return end
   self:set(math.max(1, (self.width + 1) // 2), why)
 end
 
-function W:observe(ev)
+function Width:observe(ev)
   if ev.type == "sandbox_open" then
     self.opens_since = self.opens_since + 1
     if type(ev.queued_s) == "number" and ev.queued_s > QUEUED then
@@ -162,7 +162,7 @@ function W:observe(ev)
   if why then self:shrink(why) end
 end
 
-function W:finished()
+function Width:finished()
   if self.queued or self:slow("open") or self:slow("exec") then return end
   if self.width < self:limit() and settled(self) then
     self:set(self.width + 1, "the engine keeps up")
