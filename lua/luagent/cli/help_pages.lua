@@ -355,7 +355,7 @@ made, and a model-graded check (grader: in the spec).]],
   exit = {
     {"0", "the eval ran (whatever the checks said); diff: the same (no run flipped, the same pass rates)"},
     {"1", "the eval could not run; diff: the evals differ"},
-    {"2", "bad usage or a bad spec, or --resume of no such eval or of another spec (nothing ran); diff: an eval not found (named)"},
+    {"2", "bad usage or a bad spec, --resume of no such eval or of another spec (nothing ran); diff: no such eval"},
     {"130", "Ctrl-C: what finished is written (--resume goes on from there)"},
   },
 }
