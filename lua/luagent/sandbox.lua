@@ -49,6 +49,7 @@ local engines = require "luagent.sandbox.engine_set"
 local owner = require "luagent.sandbox.owner"
 local defaults = require "luagent.sandbox.defaults"
 local excerpt = require("luagent.text").excerpt
+local size_text = require("luagent.text").size
 local handle = require "luagent.handle"
 local network_rules = require "luagent.sandbox.network_rules"
 local egress = require "luagent.sandbox.egress"
@@ -285,13 +286,6 @@ local function warn_network_once()
   warned_network = true
   io.stderr:write("luagent: warning: network = true gives the sandbox the Docker engine's whole network; "
     .. "network = {allow = {...}} gives it only what the rules allow (luagent help network)\n")
-end
-
-local function size_text(n)
-  for _, unit in ipairs{{"GiB", 1024 ^ 3}, {"MiB", 1024 ^ 2}, {"KiB", 1024}} do
-    if n >= unit[2] then return ("%.1f %s"):format(n / unit[2], unit[1]) end
-  end
-  return n .. " bytes"
 end
 
 -- What the manifest stages must fit the workspace: said before any session
