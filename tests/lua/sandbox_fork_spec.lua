@@ -122,7 +122,13 @@ t.test("a source bigger than a fork's workspace is refused before anything opens
   local box <close> = assert(sandbox.open(small()))
   sh(box, "head -c 20000000 /dev/zero > fill.bin")
   local before = containers()
+  local seen
+  local function watch(ev) if ev.type == "sandbox_fork" then seen = ev end end
+  events.subscribe(watch)
   local forks, err = box:fork(2, {workspace_size = "8m"})
+  events.unsubscribe(watch)
+  t.match(seen and seen.error or "", "^box:fork: the source's /workspace holds", "the trace says why")
+  t.match(luagent.trace.describe(seen), "^sandbox " .. box.session .. " could not fork: box:fork: ")
   t.eq(forks, nil)
   t.eq(err.kind, "too_large")
   t.match(err.message, "/workspace holds 19%.%d MiB but a fork's holds 8%.0 MiB %(workspace_size = 8m%)")

@@ -32,6 +32,7 @@ local events = require "luagent.events"
 local loop = require "luagent.loop"
 local tar = require "luagent.tar"
 local packing = require "luagent.sandbox.packing"
+local size_text = require("luagent.text").size
 
 local fork = {}
 
@@ -41,13 +42,6 @@ local TAR_TIMEOUT = 3600
 local PATHS = {{path = "/workspace", option = "workspace_size"}, {path = "/tmp", option = "tmp_size"}}
 -- options of the source's open a fork does not take: the copy is its workspace
 local NOT_INHERITED = {manifest = true, restore = true, save = true}
-
-local function size_text(n)
-  for _, unit in ipairs{{"GiB", 1024 ^ 3}, {"MiB", 1024 ^ 2}, {"KiB", 1024}} do
-    if n >= unit[2] then return ("%.1f %s"):format(n / unit[2], unit[1]) end
-  end
-  return n .. " bytes"
-end
 
 local function fail(kind, fmt, ...)
   return errors.fail(kind, "box:fork: " .. fmt:format(...))
@@ -250,12 +244,30 @@ local function check_arguments(n, opts)
     error(("box:fork(n [, opts]): n = %s: say how many forks to make (a whole number, 1 or more)")
       :format(tostring(n)), 4)
   end
-  if opts ~= nil and type(opts) ~= "table" then error("box:fork(n [, opts]): opts must be a table of sandbox.open's options", 4) end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("box:fork(n [, opts]): opts must be a table of sandbox.open's options", 4)
+  end
   for k in pairs(NOT_INHERITED) do
     if k ~= "save" and opts and opts[k] ~= nil then
       error(("box:fork(n, opts): opts.%s is not allowed: a fork's workspace is the source's copy"):format(k), 4)
     end
   end
+end
+
+-- Opens the forks and fills them: boxes, bytes | nil, err (nothing left open).
+local function make(box, n, o, facade)
+  local fits, err = check_sizes(box._session, o, facade)
+  if not fits then return nil, err end
+  local boxes
+  boxes, err = open_forks(n, o, facade)
+  if not boxes then return nil, err end
+  local bytes
+  bytes, err = copy_all(box, boxes)
+  if not bytes then
+    close_all(boxes)
+    return nil, err
+  end
+  return boxes, bytes
 end
 
 function fork.run(box, n, opts, facade)
@@ -264,25 +276,16 @@ function fork.run(box, n, opts, facade)
     return errors.fail("closed", ("box:fork: the sandbox session %s is closed"):format(box.session))
   end
   local started = loop.now()
-  local o = fork_options(box, opts)
-  local fits, err = check_sizes(box._session, o, facade)
-  if not fits then return nil, err end
-  local boxes
-  boxes, err = open_forks(n, o, facade)
-  if not boxes then return nil, err end
-  local bytes
-  bytes, err = copy_all(box, boxes)
+  local boxes, bytes = make(box, n, fork_options(box, opts), facade)
   local sessions, pooled = {}, 0
-  for i, b in ipairs(boxes) do
+  for i, b in ipairs(boxes or {}) do
     sessions[i] = b.session
     if b.pooled then pooled = pooled + 1 end
   end
-  events.emit({type = "sandbox_fork", session = box.session, n = n, sessions = sessions, bytes = bytes,
-               pooled = pooled, ms = math.floor((loop.now() - started) * 1000 + 0.5), error = err and err.message})
-  if not bytes then
-    close_all(boxes)
-    return nil, err
-  end
+  events.emit({type = "sandbox_fork", session = box.session, n = n, sessions = sessions, bytes = boxes and bytes,
+               pooled = pooled, ms = math.floor((loop.now() - started) * 1000 + 0.5),
+               error = not boxes and bytes.message or nil})
+  if not boxes then return nil, bytes end
   return boxes
 end
 
