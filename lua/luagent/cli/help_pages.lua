@@ -1056,9 +1056,12 @@ a closed source (closed); a fork that cannot open (its error, naming which
 of the n). On any error every fork opened is closed. The trace has one
 sandbox_fork event: source, n, sessions, bytes, ms, pooled.
 
-Measured (bench/fork, 2 cores under other load): a 50 MB workspace into 8
-sessions FORK_FIGURES. A fork pays where preparing the workspace costs more
-than copying it: commands, installs, downloads, not a plain manifest.]],
+Measured (bench/fork, 2 cores under other load, medians of 3): a 50 MB
+workspace into 8 sessions takes 2.7 s (0.7 s opening the 8, 2.0 s copying:
+400 MB through the engine's exec streams), where 8 cold opens staging the
+same 50 MB take 1.8 s. So a fork pays where preparing the workspace costs
+more than copying it (commands, installs, downloads), not for what a
+manifest stages anyway.]],
   see = "luagent help sandboxes, luagent help pool; lua/meta/sandbox.lua (box:fork).",
 }
 
