@@ -1,7 +1,7 @@
 -- luagent.sandbox: locked-down sessions for running an agent's code.
 --
 -- sandbox.open{...} -> box, the box's methods (exec, python, spawn, put, get,
--- extract, snapshot, close), sandbox.pool{...}: the options and results are in
+-- extract, snapshot, fork, close), sandbox.pool{...}: the options and results are in
 -- lua/meta/sandbox.lua; `luagent help sandboxes` says what they do.
 --
 -- This module is the part recipes see: it checks options, builds one session
@@ -50,9 +50,11 @@ local engines = require "luagent.sandbox.engine_set"
 local owner = require "luagent.sandbox.owner"
 local defaults = require "luagent.sandbox.defaults"
 local excerpt = require("luagent.text").excerpt
+local size_text = require("luagent.text").size
 local handle = require "luagent.handle"
 local network_rules = require "luagent.sandbox.network_rules"
 local egress = require "luagent.sandbox.egress"
+local forks = require "luagent.sandbox.fork"
 
 local sandbox = {file = manifest.file, dir = manifest.dir, text = manifest.text}
 
@@ -287,13 +289,6 @@ local function warn_network_once()
     .. "network = {allow = {...}} gives it only what the rules allow (luagent help network)\n")
 end
 
-local function size_text(n)
-  for _, unit in ipairs{{"GiB", 1024 ^ 3}, {"MiB", 1024 ^ 2}, {"KiB", 1024}} do
-    if n >= unit[2] then return ("%.1f %s"):format(n / unit[2], unit[1]) end
-  end
-  return n .. " bytes"
-end
-
 -- What the manifest stages must fit the workspace: said before any session
 -- opens (the engine would say "no space left on device" half way), naming
 -- the setting to raise.
@@ -346,7 +341,7 @@ function sandbox.open(opts)
     session = session.id, image = o.image, memory = o.memory, timeout = o.timeout, max_output = o.max_output,
     workdir = o.workdir, user = o.user, max_extract = o.max_extract, max_extract_entries = o.max_extract_entries,
     save = o.save, container = session.container, volume = session.volume, _session = session,
-    pooled = pooled, engine = session.engine,
+    pooled = pooled, engine = session.engine, _open_options = opts,
   }, Box)
   -- born closed (luagent.handle): until it is built, every way out of this
   -- function removes its session, and its methods refuse it
@@ -630,6 +625,18 @@ function Box:snapshot(host_tar)
   local err = closed(self)
   if err then return nil, err end
   return self._session:snapshot(host_tar)
+end
+
+-- box:fork(n [, opts]) -> {box, ...} | nil, err   n sessions of this spec, each with a
+-- copy of its /workspace and /tmp (luagent.sandbox.fork; opts: sandbox.open's, on top)
+function Box:fork(n, opts)
+  return forks.run(self, n, opts, sandbox)
+end
+
+-- sandbox.fork(box, n [, opts]): the same
+function sandbox.fork(box, n, opts)
+  if getmetatable(box) ~= Box then error("sandbox.fork(box, n [, opts]): box must be a box of sandbox.open", 2) end
+  return forks.run(box, n, opts, sandbox)
 end
 
 -- ---- the network rules of a live session (network = {allow = ...}) ----

@@ -172,6 +172,13 @@ function trace.describe(ev)
     local net = type(ev.network) == "table" and ("network by rules: %d allowed, %d denied"):format(
       #(ev.network.allow or {}), #(ev.network.deny or {})) or ev.network and "the engine's whole network" or "no network"
     return ("sandbox %s ready (%s, %s memory, %s)"):format(ev.session, ev.image, ev.memory, net)
+  elseif t == "sandbox_fork" then
+    local n = tonumber(ev.n) or 0
+    if ev.error then return ("sandbox %s could not fork: %s"):format(ev.session, first_line(ev.error, 160)) end
+    return ("sandbox %s forked into %d session%s (%s%s): %.1f MB copied in %d ms"):format(ev.session, n,
+      n == 1 and "" or "s", table.concat(type(ev.sessions) == "table" and ev.sessions or {}, ", "),
+      (tonumber(ev.pooled) or 0) > 0 and ("; %d from a warm pool"):format(ev.pooled) or "",
+      (tonumber(ev.bytes) or 0) / 1e6, tonumber(ev.ms) or 0)
   elseif t == "network" then
     -- the live view shows what went wrong; the trace page lists every connection
     if ev.allowed == false then

@@ -295,6 +295,14 @@ function sandbox.open(opts) end
 ---@return luagent.Error? err
 function sandbox.pool(opts) end
 
+---box:fork(n, opts) for a box (see there).
+---@param box luagent.Box
+---@param n integer
+---@param opts? luagent.SandboxOptions
+---@return luagent.Box[]? forks
+---@return luagent.Error? err
+function sandbox.fork(box, n, opts) end
+
 ---Closes every session still open, and drains every warm pool (luagent does
 ---this when the run ends).
 function sandbox.close_all() end
@@ -415,6 +423,23 @@ function Box:extract(path, host_dir, opts) end
 ---@return integer? bytes
 ---@return luagent.Error? err
 function Box:snapshot(host_tar) end
+
+---n new sessions of this box's spec, each starting with a copy of its /workspace and /tmp (the
+---sandbox user's HOME: pip --user, caches): opened like sandbox.open with the options this box
+---was opened with (not its manifest, restore or save) and opts on top, all at once, from a warm
+---pool of that spec when there is one. The copy is read once from this box's supervisor and
+---written into every fork at once, streamed through the host (never on its disk), checked on the
+---way like an extraction (nothing through a link or out of the folder). Not copied: the python
+---interpreter (a fork's box:python starts clean), running processes, sockets and fifos, what a
+---writable_root session wrote elsewhere. Errors: what this box holds over a fork's workspace_size
+---or tmp_size (kind too_large, before anything opens), a file over max_extract (too_large), a
+---closed box (closed), a fork that cannot open (its error, naming which): every fork opened is
+---closed then. Traced as a `sandbox_fork` event. n not a whole number >= 1 raises.
+---@param n integer
+---@param opts? luagent.SandboxOptions without manifest and restore
+---@return luagent.Box[]? forks
+---@return luagent.Error? err
+function Box:fork(n, opts) end
 
 ---The network of a box opened with rules (network = {allow = ...}): the rules, the counters and the last
 ---connections. nil for a box without rules (network = false or true).

@@ -38,4 +38,29 @@ function tar.write(tar_path, entries, opts) end
 ---@return luagent.Error? err
 function tar.extract(tar_path, dest, opts) end
 
+---A check of a tar stream that another tar extracts (a fork's workspace), fed as it passes:
+---extraction's naming rules (no absolute name, no ".."), every entry under `strip`, nothing
+---through a link or a non-directory of the archive, no name twice, hard links only to files
+---that came before, no device or fifo, the limits. Symlinks keep their targets.
+---@param opts? {strip?: string, max_bytes?: integer, max_entries?: integer}
+---@return luagent.TarChecker checker
+function tar.checker(opts) end
+
+---@class luagent.TarChecker
+local TarChecker = {}
+
+---The next bytes of the stream: true, or the first entry refused (kind refused, naming it
+---and why) or a malformed stream (kind tar); every later feed fails the same way.
+---@param data string
+---@return true? ok
+---@return luagent.Error? err
+function TarChecker:feed(data) end
+
+---The end of the stream: what passed, or an error when it stopped inside an entry.
+---@return {bytes: integer, entries: integer}? seen
+---@return luagent.Error? err
+function TarChecker:finish() end
+
+function TarChecker:close() end
+
 return tar

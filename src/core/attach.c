@@ -204,6 +204,10 @@ int docker_attach_write(docker_attach *a, const void *data, size_t n) {
   return rawconn_write(a->conn, data, n);
 }
 
+void docker_attach_pause(docker_attach *a, int paused) {
+  if (a && a->conn && a->state != CLOSED) rawconn_pause(a->conn, paused);
+}
+
 size_t docker_attach_pending(const docker_attach *a) { return a->conn ? rawconn_pending(a->conn) : 0; }
 
 const char *docker_attach_engine(const docker_attach *a) { return a->engine; }

@@ -51,6 +51,10 @@ docker_attach *docker_attach_start(loop *lp, const attach_target *target, const 
  * takes them (the loop waits for it to be writable), never blocking.
  * Returns 0, or -1 once closed. */
 int docker_attach_write(docker_attach *a, const void *data, size_t n);
+/* Stops reading the engine's stream (paused 1) until resumed (0): what the
+ * command prints waits in the socket, and the engine holds its writer back.
+ * Writing goes on. */
+void docker_attach_pause(docker_attach *a, int paused);
 /* Bytes queued and not yet taken by the socket. */
 size_t docker_attach_pending(const docker_attach *a);
 /* How messages name the engine: "unix:///var/run/docker.sock", "tcp://host:port". */

@@ -6,11 +6,13 @@
  *    while streaming: a 1 GB input never sits in memory.
  *  - tar_reader parses a tar stream incrementally (ustar, GNU long names, PAX,
  *    base-256 sizes); bytes may arrive cut anywhere.
+ *  - tar_check checks a stream that another tar extracts (a fork's workspace)
+ *    by the same naming rules, before it is passed on.
  *  - tar_extract writes what GET .../archive returns onto the host. It is a
  *    security boundary: nothing is ever written outside the destination, and
  *    no symlink is ever followed while extracting. Hostile entries are refused
  *    (recorded with a reason) and the rest of the archive still extracts.
- * One file each: tar_writer.c, tar_reader.c, tar_extract.c; what they share
+ * One file each: tar_writer.c, tar_reader.c, tar_check.c, tar_extract.c; what they share
  * (block layout, checksum, small containers) is tar_internal.h/tar_common.c. */
 #ifndef LUAGENT_TAR_H
 #define LUAGENT_TAR_H
@@ -88,6 +90,30 @@ int tar_reader_finish(tar_reader *r);
 /* The error message ("" when none), e.g. "bad header checksum at entry 3". */
 const char *tar_reader_error(const tar_reader *r);
 void tar_reader_free(tar_reader *r);
+
+/* ---- checking a stream extracted elsewhere (a fork's workspace) ---- */
+typedef struct tar_check tar_check;
+
+/* A checker by extraction's naming rules (tar_extract's strip, "absolute
+ * path", "'..' in path") and what keeps a copy where its names say: every
+ * entry is `strip` or under it; no entry goes through a symlink or a
+ * non-directory of the archive, and none comes twice; a hard link names a
+ * regular file that came before; no device or fifo; the limits as
+ * tar_extract_set_limits' (0: none). Symlinks keep their targets: nothing
+ * is written through them. NULL with a message in err (a bad strip, memory). */
+tar_check *tar_check_new(const char *strip, long long max_bytes, size_t max_entries, char *err, size_t errlen);
+/* Checks n more bytes: 0, or -1 at the first entry refused (or a malformed
+ * stream): tar_check_error names it and why; every later call fails too. */
+int tar_check_feed(tar_check *c, const char *data, size_t n);
+/* The end of the stream: -1 when it stopped inside an entry. */
+int tar_check_finish(tar_check *c);
+const char *tar_check_error(const tar_check *c);
+/* 1 when the failure was an entry refused, 0 for a malformed stream (or none). */
+int tar_check_refused(const tar_check *c);
+/* Bytes of regular files and entries (the destination itself not counted) seen. */
+long long tar_check_bytes(const tar_check *c);
+size_t tar_check_entries(const tar_check *c);
+void tar_check_free(tar_check *c);
 
 /* ---- safe extraction onto the host ---- */
 typedef struct tar_extract tar_extract;

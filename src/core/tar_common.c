@@ -1,6 +1,6 @@
 /* tar_common: the pieces the tar writer, reader and extractor share (see
  * tar_internal.h): the zero block, a growing array, the name set, the
- * header checksum. */
+ * header checksum, the naming rules of extraction. */
 #include "tar_internal.h"
 
 #include <stdarg.h>
@@ -99,4 +99,33 @@ int tar_set_error(char *err, size_t errlen, const char *fmt, ...) {
     va_end(ap);
   }
   return -1;
+}
+
+/* ---- names: the rules every extraction applies ---- */
+
+const char *tar_normalize_name(const char *name, buf *out) {
+  buf_clear(out);
+  if (buf_append(out, "", 0) != 0) return "out of memory";
+  if (name[0] == '/') return "absolute path";
+  for (const char *p = name; *p;) {
+    size_t len = strcspn(p, "/");
+    if (len == 2 && p[0] == '.' && p[1] == '.') return "'..' in path";
+    if (len > 0 && !(len == 1 && p[0] == '.')) {
+      if (out->len && buf_append_char(out, '/') != 0) return "out of memory";
+      if (buf_append(out, p, len) != 0) return "out of memory";
+    }
+    p += len;
+    if (*p == '/') p++;
+  }
+  return NULL;
+}
+
+void tar_strip(const char *strip, buf *rel, char type) {
+  if (!strip) return;
+  size_t len = strlen(strip);
+  if (strcmp(rel->data, strip) == 0) {
+    if (type == '5') buf_clear(rel);
+  } else if (strncmp(rel->data, strip, len) == 0 && rel->data[len] == '/') {
+    buf_consume(rel, len + 1);
+  }
 }

@@ -89,37 +89,8 @@ static int refuse(tar_extract *x, const char *name, const char *reason) {
   return 1;
 }
 
-/* Normalises an archive name into out ("a/b"; "" for the destination
- * itself): drops a leading "./" and any empty or "." components. Returns
- * NULL, or why the name is refused. */
-static const char *normalize_name(const char *name, buf *out) {
-  buf_clear(out);
-  if (buf_append(out, "", 0) != 0) return "out of memory";
-  if (name[0] == '/') return "absolute path";
-  for (const char *p = name; *p;) {
-    size_t len = strcspn(p, "/");
-    if (len == 2 && p[0] == '.' && p[1] == '.') return "'..' in path";
-    if (len > 0 && !(len == 1 && p[0] == '.')) {
-      if (out->len && buf_append_char(out, '/') != 0) return "out of memory";
-      if (buf_append(out, p, len) != 0) return "out of memory";
-    }
-    p += len;
-    if (*p == '/') p++;
-  }
-  return NULL;
-}
-
-/* Removes the strip prefix: "output/a" -> "a"; "output" -> "" when it is a
- * directory, unchanged otherwise. */
-static void apply_strip(const tar_extract *x, buf *rel, char type) {
-  if (!x->strip) return;
-  size_t len = strlen(x->strip);
-  if (strcmp(rel->data, x->strip) == 0) {
-    if (type == '5') buf_clear(rel);
-  } else if (strncmp(rel->data, x->strip, len) == 0 && rel->data[len] == '/') {
-    buf_consume(rel, len + 1);
-  }
-}
+/* Removes the strip prefix (see tar_strip). */
+static void apply_strip(const tar_extract *x, buf *rel, char type) { tar_strip(x->strip, rel, type); }
 
 static const char *leaf_of(const char *rel) {
   const char *slash = strrchr(rel, '/');
@@ -301,7 +272,7 @@ static int link_to(tar_extract *x, const char *rel, const char *target, const ch
 static int create_hardlink(tar_extract *x, const char *rel, const char *linkname, const char **reason) {
   buf target = BUF_INIT;
   int answer = 1;
-  if (normalize_name(linkname, &target) != NULL) {
+  if (tar_normalize_name(linkname, &target) != NULL) {
     *reason = "hard link target leaves the destination";
   } else {
     apply_strip(x, &target, '0');
@@ -338,7 +309,7 @@ static int on_entry(void *ctx, const tar_entry_info *e) {
   tar_extract *x = ctx;
   buf rel = BUF_INIT;
   const char *reason = over_limit(x, e);
-  if (!reason) reason = normalize_name(e->name, &rel);
+  if (!reason) reason = tar_normalize_name(e->name, &rel);
   int answer = 1;
   if (!reason) {
     apply_strip(x, &rel, e->type);
@@ -388,7 +359,7 @@ static int on_entry_end(void *ctx) {
 /* The strip prefix in normal form, or NULL for none. */
 static int set_strip(tar_extract *x, const char *strip, char *err, size_t errlen) {
   buf norm = BUF_INIT;
-  const char *why = strip ? normalize_name(strip, &norm) : NULL;
+  const char *why = strip ? tar_normalize_name(strip, &norm) : NULL;
   int rc = 0;
   if (why) rc = tar_set_error(err, errlen, "bad strip prefix '%s': %s", strip, why);
   if (!why && norm.len > 0) x->strip = norm.data, norm.data = NULL;

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "buf.h"
+
 #define BLOCK 512
 #define END_BLOCKS (2 * BLOCK)
 #define META_MAX (1 << 20) /* largest PAX / GNU long-name record we buffer */
@@ -48,6 +50,16 @@ void tar_map_free(tar_name_map *m);
 /* The header checksum: the unsigned byte sum with the checksum field read
  * as spaces; the signed sum (old tars) into *signed_sum when not NULL. */
 unsigned long tar_header_sum(const unsigned char *h, long *signed_sum);
+
+/* Normalises an archive name into out ("a/b"; "" for the destination
+ * itself): drops a leading "./" and any empty or "." components. Returns
+ * NULL, or why the name is refused ("absolute path", "'..' in path"). The
+ * one rule of tar_extract and tar_check. */
+const char *tar_normalize_name(const char *name, buf *out);
+/* Removes the strip prefix (NULL: none) from a normalised name: "output/a"
+ * -> "a"; "output" -> "" when it is a directory (type '5'), unchanged
+ * otherwise. */
+void tar_strip(const char *strip, buf *rel, char type);
 
 /* Formats a message into err (when err is not NULL); returns -1, for
  * `return tar_set_error(err, errlen, ...)`. */

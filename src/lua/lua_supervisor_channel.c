@@ -21,6 +21,8 @@
  *         supervisor is gone; kind closed: the channel was closed while this
  *         task waited)
  *     channel:take(id) -> stdout, stderr   what command id printed since the last take
+ *         (a command sent with opts.window: the channel stops reading while that
+ *         much of its stdout waits here untaken, so the taker paces the supervisor)
  *     channel:result(id) -> {stdout, stderr, exit_code, flags, killed, timed_out,
  *         oom_killed, failure, done, truncated, stdout_bytes, stderr_bytes,
  *         report | saved | sink_error (a pack's)}   and forgets the id
@@ -140,6 +142,16 @@ static sv_result *take_result(sv_channel *ch, long long id) {
 void lchannel_forget(lua_State *L, sv_channel *ch, long long id) {
   sv_result *r = take_result(ch, id);
   if (r) free_result(L, r);
+  lchannel_pace(ch);
+}
+
+void lchannel_pace(sv_channel *ch) {
+  int full = 0;
+  for (sv_result *r = ch->results; r && !full; r = r->next)
+    full = r->window && r->out[DOCKER_STDOUT].total >= r->window;
+  if (full == ch->paused || !ch->attach) return;
+  ch->paused = full;
+  docker_attach_pause(ch->attach, full);
 }
 
 static void set_integer(lua_State *L, const char *name, lua_Integer v) {
@@ -223,6 +235,7 @@ static void on_frame_output(void *ctx, long long id, int stream, const char *dat
     return;
   }
   capped_write(&r->out[stream], data, n);
+  if (r->window) lchannel_pace(ch);
   if (r->waiter && r->waiter->on_output) wake_waiter(r);
 }
 
@@ -431,6 +444,7 @@ static int l_channel_take(lua_State *L) {
     capped_free(&r->out[s]);
     capped_init(&r->out[s], r->caps[s]);
   }
+  if (r->window) lchannel_pace(ch);
   return 2;
 }
 
@@ -449,6 +463,7 @@ static int l_channel_result(lua_State *L) {
   luaL_argcheck(L, r != NULL, 2, "no command with this id was sent");
   push_result(L, r);
   free_result(L, take_result(ch, id));
+  lchannel_pace(ch);
   return 1;
 }
 

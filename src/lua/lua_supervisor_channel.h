@@ -40,6 +40,7 @@ typedef struct sv_result {
   sv_exit exit;
   result_wait *waiter; /* the task waiting for it, if any */
   pack_sink *sink;     /* a pack's, else NULL */
+  size_t window;       /* > 0: the channel stops reading while this much stdout waits untaken */
   struct sv_result *next;
 } sv_result;
 
@@ -57,6 +58,7 @@ typedef struct sv_channel {
   wait_slot ready_slot;
   loop_timer ready_timer;
   sv_result *results;
+  int paused;            /* a result's window is full: the attach is not read */
   loop *lp;
 } sv_channel;
 
@@ -71,6 +73,10 @@ void lchannel_forget(lua_State *L, sv_channel *ch, long long id);
 /* Pushes nil, {kind = "supervisor_lost", message}: why the supervisor is gone, with
  * the end of what it printed on stderr. Returns 2. */
 int lchannel_failure(lua_State *L, sv_channel *ch);
+/* Pauses the channel's reading while a result with a window holds that
+ * much untaken stdout, and resumes it once none does (a streamed pack: the
+ * reader of its output paces the supervisor). */
+void lchannel_pace(sv_channel *ch);
 /* Queues an encoded request. 0, or -1 once the connection is over. */
 int lchannel_write(sv_channel *ch, const buf *request);
 

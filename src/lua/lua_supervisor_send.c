@@ -17,7 +17,9 @@
  *         opts.max_output above max_bytes), or an E line "<kind> <message>" and exit 2
  *     op "put": {path, data, mode (default 0644)}  exit 0, or the failure
  *         "<kind> <message>" and exit 1 (both answered by serve itself)
- *     opts {max_output (bytes kept per stream, default 1 MiB),
+ *     opts {max_output (bytes kept per stream, default 1 MiB), window (bytes: the
+ *           channel stops reading while this much of the command's stdout waits
+ *           untaken; give max_output above it, see channel:take),
  *           extract = {dest, strip, max_bytes, max_entries, limit} | save = {path, limit}}
  *         a pack's stdout goes into extract (safely, src/core/tar_extract.c) or
  *         save (a temporary file renamed at the end) instead of stdout; limit
@@ -202,6 +204,7 @@ static int l_channel_send(lua_State *L) {
   luaL_checktype(L, 4, LUA_TTABLE);
   int opts = lua_istable(L, 5) ? 5 : 0;
   size_t cap = (size_t)(opts ? opt_integer(L, opts, "max_output", 1 << 20) : 1 << 20);
+  size_t window = opts ? (size_t)count_field(L, opts, "window") : 0;
   if (ch->ended) return lchannel_failure(L, ch);
   int pack = strcmp(op, "pack") == 0;
   int registers = strcmp(op, "kill") != 0 && strcmp(op, "signal") != 0;
@@ -216,6 +219,7 @@ static int l_channel_send(lua_State *L) {
   }
   if (registers) {
     sv_result *r = lchannel_add(ch, id, cap, pack ? PACK_STDERR_CAP : cap);
+    if (r) r->window = window;
     int n = !r ? -1 : sink ? make_sink(L, r, sink) : 0;
     if (n != 0) {
       buf_free(&request);

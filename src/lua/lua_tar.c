@@ -7,6 +7,7 @@
  *       report = {files = {{path, size}...}, refused = {{name, reason}...}, bytes}
  *       Absolute names, "..", links leaving dest, devices and fifos are refused
  *       (and listed); nothing is ever written outside dest.
+ *   tar.checker{strip, max_bytes, max_entries} -> checker   (lua_tar_check.c)
  * The writer and extractor live in handles (lua_tar.h) that each call
  * closes when done; a forgotten one is closed by the GC. */
 #include "lua_tar.h"
@@ -218,8 +219,10 @@ static int l_extract(lua_State *L) {
 }
 
 int luaopen_luagent_tar(lua_State *L) {
-  static const luaL_Reg funcs[] = {{"write", l_write}, {"extract", l_extract}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"write", l_write}, {"extract", l_extract}, {"checker", ltar_checker},
+                                   {NULL, NULL}};
   luagent_register_handle(L, &WRITER);
+  ltar_checker_register(L);
   luagent_register_handle(L, &EXTRACT);
   luaL_newlib(L, funcs);
   return 1;

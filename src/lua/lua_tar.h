@@ -41,6 +41,10 @@ tar_extract *ltar_extract_check(lua_State *L, const ltar_extract *b);
 void ltar_writer_close(ltar_writer *b);
 void ltar_extract_close(ltar_extract *b);
 
+/* tar.checker and its class (lua_tar_check.c). */
+int ltar_checker(lua_State *L);
+void ltar_checker_register(lua_State *L);
+
 int luaopen_luagent_tar(lua_State *L);
 
 #endif

@@ -1129,6 +1129,92 @@ static void strip_keeps_a_file_named_like_the_prefix(void) {
   sandbox_close(&s);
 }
 
+/* ---------- tar_check: a stream extracted elsewhere (a fork) ---------- */
+
+/* Checks tar in chunks of 7 bytes under strip "workspace": 0 or -1, and the error. */
+static int check_stream(const buf *tar, char *why, size_t whylen) {
+  char err[300];
+  tar_check *c = tar_check_new("workspace", 0, 0, err, sizeof err);
+  CHECK(c != NULL);
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < tar->len; i += 7)
+    rc = tar_check_feed(c, tar->data + i, tar->len - i < 7 ? tar->len - i : 7);
+  if (rc == 0) rc = tar_check_finish(c);
+  snprintf(why, whylen, "%s", tar_check_error(c));
+  tar_check_free(c);
+  return rc;
+}
+
+static void expect_refused(const char *name, char type, const char *link, const char *reason) {
+  buf tar = BUF_INIT;
+  raw_entry(&tar, "workspace/", '5', "", NULL);
+  raw_entry(&tar, "workspace/dir/", '5', "", NULL);
+  raw_entry(&tar, "workspace/dir/file", '0', "", "data");
+  raw_entry(&tar, "workspace/sym", '2', "dir", NULL);
+  raw_entry(&tar, name, type, link, type == '0' ? "x" : NULL);
+  raw_end(&tar);
+  char why[400];
+  CHECK(check_stream(&tar, why, sizeof why) == -1);
+  if (!strstr(why, reason) || !strstr(why, name)) fprintf(stderr, "  %s: got '%s'\n", name, why);
+  CHECK(strstr(why, reason) != NULL);
+  CHECK(strstr(why, name) != NULL);
+  buf_free(&tar);
+}
+
+static void check_passes_a_workspace_with_links_and_counts_it(void) {
+  buf tar = BUF_INIT;
+  raw_entry(&tar, "workspace/", '5', "", NULL);
+  raw_entry(&tar, "workspace/a/", '5', "", NULL);
+  raw_entry(&tar, "workspace/a/f", '0', "", "hello");
+  raw_entry(&tar, "workspace/a/hard", '1', "workspace/a/f", NULL);
+  raw_entry(&tar, "workspace/py", '2', "/usr/bin/python3", NULL); /* kept: nothing is written through it */
+  raw_entry(&tar, "workspace/up", '2', "../a/f", NULL);
+  raw_end(&tar);
+  char err[300];
+  tar_check *c = tar_check_new("workspace", 0, 0, err, sizeof err);
+  CHECK(tar_check_feed(c, tar.data, tar.len) == 0);
+  CHECK(tar_check_finish(c) == 0);
+  CHECK(tar_check_bytes(c) == 5);
+  CHECK(tar_check_entries(c) == 5);
+  CHECK(!tar_check_refused(c));
+  tar_check_free(c);
+  buf_free(&tar);
+}
+
+static void check_refuses_escapes_and_what_it_cannot_place(void) {
+  expect_refused("workspace/../etc/passwd", '0', "", "'..' in path");
+  expect_refused("/workspace/x", '0', "", "absolute path");
+  expect_refused("other/x", '0', "", "outside the copied folder");
+  expect_refused("workspace/sym/evil", '0', "", "path goes through a symlink");
+  expect_refused("workspace/dir/file/x", '0', "", "path goes through a symlink or a non-directory");
+  expect_refused("workspace/dir/file", '0', "", "comes twice");
+  expect_refused("workspace/h", '1', "/etc/shadow", "hard link target leaves");
+  expect_refused("workspace/h", '1', "workspace/sym", "hard link to unknown target");
+  expect_refused("workspace/dev", '3', "", "device or fifo");
+  expect_refused("workspace/s", '2', "", "empty symlink target");
+}
+
+static void check_limits_and_truncation(void) {
+  buf tar = BUF_INIT;
+  raw_entry(&tar, "workspace/a", '0', "", "12345");
+  raw_entry(&tar, "workspace/b", '0', "", "12345");
+  char err[300];
+  tar_check *c = tar_check_new("workspace", 8, 0, err, sizeof err);
+  CHECK(tar_check_feed(c, tar.data, tar.len) == -1);
+  CHECK(strstr(tar_check_error(c), "workspace/b: larger than") != NULL);
+  tar_check_free(c);
+  c = tar_check_new("workspace", 0, 1, err, sizeof err);
+  CHECK(tar_check_feed(c, tar.data, tar.len) == -1);
+  CHECK(strstr(tar_check_error(c), "more entries") != NULL);
+  tar_check_free(c);
+  c = tar_check_new("workspace", 0, 0, err, sizeof err);
+  CHECK(tar_check_feed(c, tar.data, tar.len - 100) == 0);
+  CHECK(tar_check_finish(c) == -1);
+  CHECK(!tar_check_refused(c));
+  tar_check_free(c);
+  buf_free(&tar);
+}
+
 int main(void) {
   RUN(writer_output_parses_back_in_any_chunking);
   RUN(writer_size_matches_stream_length);
@@ -1167,5 +1253,8 @@ int main(void) {
   RUN(truncated_archive_fails_extraction);
   RUN(strip_maps_the_output_dir_to_dest);
   RUN(strip_keeps_a_file_named_like_the_prefix);
+  RUN(check_passes_a_workspace_with_links_and_counts_it);
+  RUN(check_refuses_escapes_and_what_it_cannot_place);
+  RUN(check_limits_and_truncation);
   TEST_EXIT();
 }

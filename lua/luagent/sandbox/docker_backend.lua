@@ -22,6 +22,7 @@
 --   session:put_file(name, data [, mode]) -> true | nil, err   one file (box:put)
 --   session:extract(name, host_dir, {max_bytes, max_entries}) -> report | nil, err
 --   session:snapshot(host_tar) -> bytes | nil, err
+--   session:ready() -> executor | nil, err      the live executor (a fork streams the workspace through it)
 --   session:remove() -> true | nil, err         idempotent; a failed removal is tried again
 --   session.workspace_reset                     why the workspace was emptied since open, or nil
 -- and, for a warm pool (luagent.sandbox.pool: sessions started with nothing
@@ -462,6 +463,10 @@ function Session:_ready()
   local ex = self.executor
   if ex and ex:alive() then return ex end
   return nil, recovery.recover(self, ex, ex and select(2, ex:alive()) or "it was not running")
+end
+
+function Session:ready()
+  return self:_ready()
 end
 
 -- ex:wait for job's end, at most `limit` seconds (nil: no limit), asking

@@ -137,6 +137,8 @@ end
 --   {argv, env = {K = "v"}, cwd, stdin, timeout, max_output} (run, spawn)
 --   {code, timeout, max_output} (python)
 --   {path, max_bytes, max_entries, dest, strip | save} (pack)
+--   {path, max_bytes, max_entries, window} (pack streamed: its tar is stdout, taken by
+--       the caller; the channel stops reading while `window` bytes wait untaken)
 --   {path, max_entries, max_output} (list)
 --   {path, max_bytes} (read: the file comes as stdout, kept up to max_bytes)
 --   {path, data, mode} (put)
@@ -145,6 +147,10 @@ local function request(op, job)
   if op == "list" then return {path = job.path, max_entries = job.max_entries}, {max_output = job.max_output} end
   if op == "read" then return {path = job.path, max_bytes = job.max_bytes}, {max_output = job.max_bytes + 1} end
   if op == "put" then return {path = job.path, data = job.data, mode = job.mode}, {max_output = 4096} end
+  if op == "pack" and job.window then -- streamed to its reader (a fork): the reader paces it
+    return {path = job.path, max_bytes = job.max_bytes, max_entries = job.max_entries},
+           {window = job.window, max_output = 4 * job.window}
+  end
   if op == "pack" then
     local limit = stream_limit(job.max_bytes, job.max_entries)
     local sink = job.save and {save = {path = job.save, limit = limit}}

@@ -296,6 +296,7 @@ end
 
 function by_type.sandbox_open(ctx, i, ev) return described(ctx, i, ev, "sandbox") end
 function by_type.network_rules(ctx, i, ev) return described(ctx, i, ev, "sandbox") end
+function by_type.sandbox_fork(ctx, i, ev) return described(ctx, i, ev, "sandbox") end
 
 -- every connection of a sandbox with network rules: refusals flagged, with why
 function by_type.network(ctx, i, ev)
