@@ -10,7 +10,9 @@
 --
 -- The layers, bottom up: library modules (everything else), then the
 -- modules that run recipes and hold the current run (luagent.run,
--- luagent.run.*, luagent.eval, luagent.eval.*), then the command line
+-- luagent.run.*, luagent.eval, luagent.eval.*, and luagent.checks.graded,
+-- which runs a grader as a small run of its own, with luagent.checks, which
+-- offers it), then the command line
 -- (luagent, luagent.cli.*). A module may require its own layer or a lower
 -- one, never a higher one: a library module learns the current run from
 -- luagent.context, a leaf. Reading the `luagent` global (init.lua's table)
@@ -45,7 +47,8 @@ end
 local LAYERS = {library = 1, run = 2, cli = 3}
 local function layer_of(module)
   if module == "luagent" or module:match("^luagent%.cli%f[%.%z]") then return "cli" end
-  if module:match("^luagent%.run%f[%.%z]") or module:match("^luagent%.eval%f[%.%z]") then return "run" end
+  if module:match("^luagent%.run%f[%.%z]") or module:match("^luagent%.eval%f[%.%z]")
+    or module == "luagent.checks" or module == "luagent.checks.graded" then return "run" end
   return "library"
 end
 
