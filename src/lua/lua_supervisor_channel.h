@@ -57,6 +57,7 @@ typedef struct sv_channel {
   wait_slot ready_slot;
   loop_timer ready_timer;
   sv_result *results;
+  long long mark;        /* the last X frame's mark (sv_exit.mark), in the order they came */
   loop *lp;
 } sv_channel;
 
