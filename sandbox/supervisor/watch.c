@@ -144,7 +144,10 @@ static void walk(int fd, const char *rel, int depth) {
   for (struct dirent *d; w.known && (d = readdir(dir));) {
     if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0) continue;
     struct stat st;
-    if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone */
+    if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) w.known = 0; /* a folder it may read but not search */
+      continue;                         /* else gone: its removal was an event */
+    }
     snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dirfd(dir), d->d_name);
     if (S_ISREG(st.st_mode)) {
       add(path, FILE_EVENTS, K_FILE, NULL);
