@@ -10,8 +10,8 @@
 --                          channel over TLS (tests/engines.sh starts one; `image NAME IMAGE` copies
 --                          luagent-busybox:test in)
 -- then one file put and got (1 KB, 10 MB), a box:python cell (the persistent interpreter), the same two with
--- save = {...} (the outputs mirror lists the save folder after every
--- command: 20 files there, none changed), and a session's open
+-- save = {...} (20 files there, none changed: the outputs mirror lists the
+-- save folder only when serve's watch says it changed, so these cost nothing), and a session's open
 -- (container + workspace volume + start; the supervisor's serve starts in the
 -- background, so the first command is timed too) and close (remove), cold
 -- and from a warm pool (sandbox.pool: started sessions, the supervisor up),

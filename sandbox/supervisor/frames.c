@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "watch.h"
+
 int write_all(int fd, const void *data, size_t n) {
   const char *p = data;
   while (n > 0) {
@@ -53,10 +55,15 @@ void frame_failure(long long id, const char *fmt, ...) {
   frame_data('F', id, text, (size_t)n);
 }
 
-void frame_exit(long long id, int code, const char *flags, long killed) {
-  char line[96];
-  int n = snprintf(line, sizeof line, "X %lld %d %s %ld\n", id, code, *flags ? flags : "-", killed);
+void frame_exit_marked(long long id, int code, const char *flags, long killed, long long mark) {
+  char line[128];
+  int n = mark >= 0 ? snprintf(line, sizeof line, "X %lld %d %s %ld %lld\n", id, code, *flags ? flags : "-", killed, mark)
+                    : snprintf(line, sizeof line, "X %lld %d %s %ld\n", id, code, *flags ? flags : "-", killed);
   out(line, (size_t)n);
+}
+
+void frame_exit(long long id, int code, const char *flags, long killed) {
+  frame_exit_marked(id, code, flags, killed, watch_generation());
 }
 
 int exit_code_of(int wait_status) {

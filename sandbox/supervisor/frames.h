@@ -24,10 +24,13 @@ void frame_ready(void);
 void frame_data(char kind, long long id, const void *data, size_t n);
 /* F with a printf-style message. */
 void frame_failure(long long id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* X <id> <code> <flags> <killed>: command id ended. flags: letters of "okrt"
- * or "-" (see DESIGN.md); killed: how many of its other processes the
- * supervisor killed when it ended. */
+/* X <id> <code> <flags> <killed> [<mark>]: command id ended. flags: letters
+ * of "okrt" or "-" (see DESIGN.md); killed: how many of its other processes
+ * the supervisor killed when it ended; mark: the watched folder's change
+ * generation now (watch.h), left out when unknown. */
 void frame_exit(long long id, int code, const char *flags, long killed);
+/* The same with the mark given (a listing's: the generation before its walk; -1: none). */
+void frame_exit_marked(long long id, int code, const char *flags, long killed, long long mark);
 
 /* The exit code a shell would report for a wait status: the code, or 128 +
  * the signal that ended the process. */

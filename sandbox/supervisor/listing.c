@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "frames.h"
+#include "watch.h"
 
 #define MAX_DEPTH 64
 #define CHUNK 65536
@@ -161,6 +162,7 @@ void list_request(const sv_request *req, unsigned uid, unsigned gid) {
   setfsuid(uid);
   int fd = root && strlen(root) == path->len ? open_root(root) : -1;
   int code = 0;
+  long long mark = watch_generation(); /* before the walk: what changes during it is after this mark */
   buf_append_str(&l.rel, "");
   if (fd < 0) {
     buf_printf(&l.err, "missing %zu:%s\n", path->len, root ? root : "");
@@ -172,7 +174,7 @@ void list_request(const sv_request *req, unsigned uid, unsigned gid) {
   setfsuid(0);
   setfsgid(0);
   flush(&l, 0);
-  frame_exit(req->id, code, "-", 0);
+  frame_exit_marked(req->id, code, "-", 0, mark);
   buf_free(&l.out), buf_free(&l.err), buf_free(&l.rel);
   free(root);
 }

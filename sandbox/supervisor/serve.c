@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "frames.h"
 #include "listing.h"
+#include "watch.h"
 
 enum watch { W_OUT, W_ERR, W_IN, W_STATUS, W_CALLS };
 
@@ -35,6 +36,14 @@ static void on_signal_request(server *s, const sv_request *req) {
     job_control(j, 'S', (int)signo);
 }
 
+/* watch: the folder p whose change generation every X carries from now on (watch.h). */
+static void on_watch_request(server *s, const sv_request *req) {
+  const sv_field *path = sv_field_find(req, SV_TAG_PATH);
+  const char *why = path ? watch_start(path->data, path->len, s->uid, s->gid) : "no path (no 'p' field)";
+  if (why) frame_failure(req->id, "cannot watch: %s", why);
+  frame_exit(req->id, why ? 1 : 0, "-", 0);
+}
+
 static void dispatch(server *s, const sv_request *req) {
   const char *op = req->op;
   if (strcmp(op, "run") == 0) {
@@ -43,6 +52,8 @@ static void dispatch(server *s, const sv_request *req) {
     job_start(s, req, JOB_SPAWN);
   } else if (strcmp(op, "pack") == 0) {
     job_start(s, req, JOB_PACK);
+  } else if (strcmp(op, "watch") == 0) {
+    on_watch_request(s, req);
   } else if (strcmp(op, "list") == 0) {
     list_request(req, s->uid, s->gid);
   } else if (strcmp(op, "read") == 0) {

@@ -16,7 +16,7 @@ static int header_line(sv_frame_parser *p, const sv_frame_events *ev, void *ctx)
   char kind = s[0];
   long long id = 0;
   unsigned long long n = 0;
-  sv_exit x = {0};
+  sv_exit x = {.mark = -1};
   char flags[16] = "-";
   if (kind == 'R' && s[1] == ' ') {
     ev->ready(ctx, s + 2);
@@ -25,7 +25,8 @@ static int header_line(sv_frame_parser *p, const sv_frame_events *ev, void *ctx)
     p->id = id;
     p->remaining = (size_t)n;
     buf_clear(&p->failure);
-  } else if (kind == 'X' && sscanf(s + 1, " %lld %d %15s %ld", &id, &x.code, flags, &x.killed) >= 2) {
+  } else if (kind == 'X' && sscanf(s + 1, " %lld %d %15s %ld %lld", &id, &x.code, flags, &x.killed, &x.mark) >= 2) {
+    if (x.mark < 0) x.mark = -1;
     snprintf(x.flags, sizeof x.flags, "%s", strcmp(flags, "-") == 0 ? "" : flags);
     x.timed_out = strchr(x.flags, 't') != NULL;
     x.oom = strchr(x.flags, 'o') != NULL;

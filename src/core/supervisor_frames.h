@@ -12,6 +12,10 @@
  *                                    the interpreter was restarted before it;
  *                                    killed: how many other processes of the command
  *                                    were killed when it ended (0 when absent)
+ *   X <id> <code> <flags> <killed> <mark>   the same, and the change generation of
+ *                                    the folder serve watches (sandbox/supervisor/watch.h):
+ *                                    it differs from an earlier X's when anything
+ *                                    under that folder may have changed between them
  * Pure C. */
 #ifndef LUAGENT_SUPERVISOR_FRAMES_H
 #define LUAGENT_SUPERVISOR_FRAMES_H
@@ -28,6 +32,7 @@ typedef struct sv_exit {
   long killed;
   int timed_out;   /* flags has 't' */
   int oom;         /* flags has 'o' */
+  long long mark;  /* the watched folder's change generation, -1 when absent (not watched, or unknown) */
 } sv_exit;
 
 typedef struct sv_frame_events {

@@ -27,6 +27,9 @@
  *         oom_killed, failure, done, truncated, stdout_bytes, stderr_bytes,
  *         report | saved | sink_error (a pack's)}   and forgets the id
  *     channel:alive() -> true | false, reason
+ *     channel:mark() -> integer | nil   the mark of the last X frame that came (any
+ *         command's): the change generation of the folder serve watches (a
+ *         `watch` request); nil when that X had none (not watched, or unknown)
  *     channel:close()   ends the connection (also <close> and __gc); idempotent
  *     tostring(channel) -> "supervisor channel (open|ended|closed)"
  *
@@ -70,10 +73,11 @@ static int l_channel_wait(lua_State *L);
 static int l_channel_take(lua_State *L);
 static int l_channel_result(lua_State *L);
 static int l_channel_alive(lua_State *L);
+static int l_channel_mark(lua_State *L);
 /* and send, added by lua_supervisor_send.c */
 static const luaL_Reg CHANNEL_METHODS[] = {{"wait", l_channel_wait},     {"take", l_channel_take},
                                            {"result", l_channel_result}, {"alive", l_channel_alive},
-                                           {NULL, NULL}};
+                                           {"mark", l_channel_mark},     {NULL, NULL}};
 const luagent_handle_class SUPERVISOR_CHANNEL = {"luagent.engine_stream.supervisor", "supervisor channel", CHANNEL_METHODS,
                                              channel_close, channel_tostring};
 
@@ -181,6 +185,7 @@ static void push_result(lua_State *L, sv_result *r) {
     set_integer(L, "killed", r->exit.killed);
     set_boolean(L, "timed_out", r->exit.timed_out);
     set_boolean(L, "oom_killed", r->exit.oom);
+    if (r->exit.mark >= 0) set_integer(L, "mark", (lua_Integer)r->exit.mark);
   }
   if (r->failure.len) {
     lua_pushlstring(L, r->failure.data, r->failure.len);
@@ -245,6 +250,7 @@ static void on_frame_failed(void *ctx, long long id, const char *data, size_t n)
 }
 
 static void on_sv_exited(void *ctx, long long id, const sv_exit *x) {
+  ((sv_channel *)ctx)->mark = x->mark; /* every X, a forgotten command's too */
   sv_result *r = lchannel_find(ctx, id);
   if (!r) return;
   r->done = 1;
@@ -368,6 +374,7 @@ int lchannel_open(lua_State *L) {
   int made_url = lua_gettop(L) > 1;
   sv_channel *ch = luagent_new_handle(L, &SUPERVISOR_CHANNEL, sizeof *ch, CHANNEL_UV_COUNT);
   ch->lp = host_of(L)->loop;
+  ch->mark = -1;
   sv_frames_init(&ch->parser);
   capped_init(&ch->diagnostics, 65536);
   wait_slot_init(&ch->ready_slot, NULL);
@@ -474,6 +481,14 @@ static int l_channel_alive(lua_State *L) {
   if (!ch->ended) return 1;
   lua_pushstring(L, ch->reason);
   return 2;
+}
+
+/* channel:mark() -> integer | nil. Also after close. */
+static int l_channel_mark(lua_State *L) {
+  sv_channel *ch = luagent_check_handle(L, 1, &SUPERVISOR_CHANNEL);
+  if (ch->mark < 0) return 0;
+  lua_pushinteger(L, (lua_Integer)ch->mark);
+  return 1;
 }
 
 void lchannel_register(lua_State *L) {

@@ -59,6 +59,7 @@ typedef struct sv_channel {
   loop_timer ready_timer;
   sv_result *results;
   int paused;            /* a result's window is full: the attach is not read */
+  long long mark;        /* the last X frame's mark (sv_exit.mark), in the order they came */
   loop *lp;
 } sv_channel;
 

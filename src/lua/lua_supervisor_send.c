@@ -17,6 +17,8 @@
  *         opts.max_output above max_bytes), or an E line "<kind> <message>" and exit 2
  *     op "put": {path, data, mode (default 0644)}  exit 0, or the failure
  *         "<kind> <message>" and exit 1 (both answered by serve itself)
+ *     op "watch": {path}   every X from now on carries the folder's change
+ *         generation (sandbox/supervisor/watch.h); exit 0, or 1 and why not
  *     opts {max_output (bytes kept per stream, default 1 MiB), window (bytes: the
  *           channel stops reading while this much of the command's stdout waits
  *           untaken; give max_output above it, see channel:take),
@@ -25,7 +27,7 @@
  *         save (a temporary file renamed at the end) instead of stdout; limit
  *         caps the tar bytes accepted (the stream comes from inside the
  *         sandbox): past it, or when extraction fails, the pack is killed.
- *   run, spawn, python, pack, list, read, put, write and eof register id (> 0) for wait/take/
+ *   run, spawn, python, pack, list, read, put, watch, write and eof register id (> 0) for wait/take/
  *   result (a write's or eof's result: exit_code 0, or the failure why not);
  *   kill and signal target an earlier id. Bad fields raise, naming them. */
 #include <lauxlib.h>
@@ -86,6 +88,14 @@ static int encode_list(lua_State *L, buf *out, long long id, int fields) {
   snprintf(max, sizeof max, "%lld", count_field(L, fields, "max_entries"));
   const sv_field list[] = {{SV_TAG_PATH, path, strlen(path)}, {SV_TAG_MAXENTRIES, max, strlen(max)}};
   return sv_encode(out, "list", id, list, 2);
+}
+
+/* A watch request (sandbox/supervisor/watch.h): path. */
+static int encode_watch(lua_State *L, buf *out, long long id, int fields) {
+  const char *path = opt_string(L, fields, "path", NULL, NULL);
+  if (!path || !*path) luaL_error(L, "send: watch needs 'path'");
+  const sv_field list[] = {{SV_TAG_PATH, path, strlen(path)}};
+  return sv_encode(out, "watch", id, list, 1);
 }
 
 /* A read request (sandbox/supervisor/fileio.h): path, max_bytes. */
@@ -174,7 +184,9 @@ static int encode(lua_State *L, buf *out, const char *op, long long id, int fiel
   if (strcmp(op, "list") == 0) return encode_list(L, out, id, fields);
   if (strcmp(op, "read") == 0) return encode_read(L, out, id, fields);
   if (strcmp(op, "put") == 0) return encode_put(L, out, id, fields);
-  return luaL_error(L, "send: unknown op '%s' (run, spawn, write, eof, python, kill, signal, pack, list, read, put)",
+  if (strcmp(op, "watch") == 0) return encode_watch(L, out, id, fields);
+  return luaL_error(L, "send: unknown op '%s' (run, spawn, write, eof, python, kill, signal, pack, list, read, put, "
+                    "watch)",
                     op);
 }
 

@@ -58,16 +58,19 @@ t.test("after every command (exec, python, a spawned process's end) the host hol
   t.eq(fs.read(dir .. "/output/link"), nil)
 end)
 
-t.test("unchanged files are not copied again: a pass is one listing, a pack per changed file", function()
+t.test("unchanged files are not copied again, and an unchanged folder is not even listed", function()
   local box, dir = open_saving()
   ok_exec(box, "mkdir -p output && for i in 1 2 3; do echo $i > output/f$i.txt; done")
   local c = box.mirror.counts
   t.eq(c.packs, 3, "the three new files")
-  local packs, lists = c.packs, c.lists
+  local packs, lists, unchanged = c.packs, c.lists, c.unchanged
   for _ = 1, 10 do ok_exec(box, "true") end
   assert(box:python("x = 1"))
+  ok_exec(box, "cat output/f1.txt > /dev/null && echo elsewhere > /workspace/other.txt && mkdir -p /workspace/d")
   t.eq(c.packs, packs, "no pack while nothing changed")
-  t.eq(c.lists, lists + 11, "one listing per command")
+  t.eq(c.lists, lists, "no listing either: serve's watch says nothing under output changed (reading, or writing "
+    .. "elsewhere, changes nothing there)")
+  t.eq(c.unchanged, unchanged + 12, "each of those passes knew it")
   ok_exec(box, "echo two > output/f2.txt")
   t.eq(c.packs, packs + 1, "only the file that changed")
   t.eq(fs.read(dir .. "/output/f2.txt"), "two\n")
@@ -77,6 +80,115 @@ t.test("unchanged files are not copied again: a pass is one listing, a pack per 
   ok_exec(box, "for i in $(seq 1 20); do echo $i > output/many$i.txt; done")
   t.eq(c.packs, packs + 3, "many changed files: one pack of the folder")
   t.eq(fs.read(dir .. "/output/many20.txt"), "20\n")
+  assert(box:close())
+end)
+
+-- Runs cmd; the mirror's pass after it listed the save folder `lists` times
+-- (0: serve's watch said nothing under it changed).
+local function listed_after(box, cmd, lists, why)
+  local c = box.mirror.counts
+  local before = c.lists
+  ok_exec(box, cmd)
+  t.eq(c.lists - before, lists, ("%s: listings (%s)"):format(cmd, why or ""))
+end
+
+local function unchanged_after(box, cmd, why) listed_after(box, cmd, 0, why) end
+
+-- Without a listing after every command, each way a file under save.from can
+-- change must reach serve's watch (sandbox/supervisor/watch.h).
+t.test("every way a file changes is mirrored after the command that changed it, with no listing in between", function()
+  local box, dir = open_saving()
+  assert(box:python("import os; os.makedirs('output', exist_ok=True); open('output/py.txt', 'w').write('py')"))
+  t.eq(fs.read(dir .. "/output/py.txt"), "py", "a box:python cell")
+  unchanged_after(box, "true")
+  assert(box:put("output/put.txt", "put"))
+  ok_exec(box, "true")
+  t.eq(fs.read(dir .. "/output/put.txt"), "put", "box:put (through serve), then a command")
+  assert(box._session:put({{name = "output/archive.txt", data = "archive"}})) -- the engine's archive endpoint
+  ok_exec(box, "true")
+  t.eq(fs.read(dir .. "/output/archive.txt"), "archive", "a file the engine's archive endpoint wrote")
+  unchanged_after(box, "true")
+  ok_exec(box, "mkdir -p output/n1/n2 && echo f > output/n1/n2/f.txt")
+  t.eq(fs.read(dir .. "/output/n1/n2/f.txt"), "f\n", "a file in new folders")
+  unchanged_after(box, "true")
+  ok_exec(box, "echo g > output/n1/n2/g.txt")
+  t.eq(fs.read(dir .. "/output/n1/n2/g.txt"), "g\n", "a later file in the new folder (watched since)")
+  ok_exec(box, "mv output/n1 output/m1 && echo x > /workspace/outside.txt")
+  unchanged_after(box, "true")
+  ok_exec(box, "echo h > output/m1/n2/h.txt")
+  t.eq(fs.read(dir .. "/output/m1/n2/h.txt"), "h\n", "a file in a folder renamed in the tree")
+  ok_exec(box, "mv /workspace/outside.txt output/moved.txt")
+  t.eq(fs.read(dir .. "/output/moved.txt"), "x\n", "a file renamed into the folder")
+  ok_exec(box, "mv output/moved.txt output/renamed.txt")
+  t.eq(fs.read(dir .. "/output/renamed.txt"), "x\n", "a rename inside the folder")
+  listed_after(box, "rm output/put.txt", 1, "a removal is a change; the copy goes at the close")
+  ok_exec(box, "ln output/py.txt /workspace/alias.txt")
+  unchanged_after(box, "true")
+  ok_exec(box, "echo ' through the link' >> /workspace/alias.txt")
+  t.eq(fs.read(dir .. "/output/py.txt"), "py through the link\n", "a write through a hard link outside the folder")
+  ok_exec(box, "chmod 600 output/py.txt")
+  ok_exec(box, "touch -d @0 output/py.txt")
+  t.eq(fs.stat(dir .. "/output/py.txt").mtime, 0, "times set")
+  local writer = assert(box:spawn("sleep 0.3; echo bg > output/bg.txt"))
+  ok_exec(box, "sleep 1")
+  t.eq(fs.read(dir .. "/output/bg.txt"), "bg\n", "written by a spawned process while another command ran")
+  writer:close()
+  assert(box:close())
+end)
+
+t.test("a save folder made (or replaced) after the open is watched from then on", function()
+  local box, dir = open_saving()
+  ok_exec(box, "true")
+  unchanged_after(box, "true", "no folder yet, and nothing made")
+  ok_exec(box, "mkdir output && echo a > output/a.txt")
+  t.eq(fs.read(dir .. "/output/a.txt"), "a\n")
+  ok_exec(box, "mv output old && mkdir output && echo b > output/b.txt")
+  t.eq(fs.read(dir .. "/output/b.txt"), "b\n", "the new folder")
+  unchanged_after(box, "echo more >> old/a.txt", "the old folder, moved away, is not watched")
+  ok_exec(box, "echo c > output/c.txt")
+  t.eq(fs.read(dir .. "/output/c.txt"), "c\n", "a later file in the new folder")
+  assert(box:close())
+end)
+
+t.test("when serve cannot know (a folder it cannot watch, events lost), the mirror lists, and misses nothing", function()
+  local box, dir = open_saving()
+  ok_exec(box, "mkdir -p output/locked && chmod 000 output/locked && echo a > output/a.txt")
+  t.eq(fs.read(dir .. "/output/a.txt"), "a\n")
+  listed_after(box, "true", 1, "a folder the command user cannot read cannot be watched: every pass lists")
+  listed_after(box, "true", 1, "again")
+  ok_exec(box, "chmod 755 output/locked")
+  unchanged_after(box, "true", "watched again once it can be")
+  -- watches set keep working whatever the modes become; a walk (a new folder sets them again) is what fails
+  ok_exec(box, "echo in > output/locked/in.txt && chmod 444 output/locked && mkdir output/new")
+  listed_after(box, "true", 1, "a folder it may read but not search: its files cannot be watched")
+  ok_exec(box, "chmod 755 output/locked")
+  -- more events than the kernel queues (fs.inotify.max_queued_events) between two
+  -- reads: they are lost, a folder made after them among them
+  local max = tonumber(ok_exec(box, "cat /proc/sys/fs/inotify/max_queued_events").stdout)
+  t.ok(max and max > 0, "the queue's size")
+  assert(box:python(("import os\nfor i in range(%d):\n  p = 'output/churn%%d' %% i\n  open(p, 'w').close()\n"
+    .. "  os.remove(p)\nos.makedirs('output/late')"):format(max)))
+  ok_exec(box, "echo late > output/late/f.txt")
+  t.eq(fs.read(dir .. "/output/late/f.txt"), "late\n", "a file in a folder whose creation was lost in the overflow")
+  unchanged_after(box, "true", "nothing changed since")
+  assert(box:close())
+end)
+
+t.test("a restarted supervisor is asked to watch again; what changed across the restart is mirrored", function()
+  local box, dir = open_saving()
+  ok_exec(box, "mkdir -p output && echo 1 > output/f.txt")
+  local old = box._session.executor
+  old:close() -- serve ends with its stdin; the session starts another at the next call
+  local r, err = box:exec("echo 2 > output/f.txt")
+  if not r then
+    t.eq(err.kind, "sandbox_restarted")
+    ok_exec(box, "echo 2 > output/f.txt")
+  end
+  t.ok(box._session.executor ~= old, "a new serve")
+  t.eq(fs.read(dir .. "/output/f.txt"), "2\n")
+  unchanged_after(box, "true", "the new serve watches the folder too")
+  ok_exec(box, "echo 3 > output/f.txt")
+  t.eq(fs.read(dir .. "/output/f.txt"), "3\n")
   assert(box:close())
 end)
 

@@ -1234,7 +1234,10 @@ supervisor's pack, with the same safe extraction), before the command's
 result is returned. So at any moment the host holds what the agent saved up
 to its last finished command, and manifest.json marks those files mirrored
 until the box's close reads the final state. A command that changed nothing
-costs one listing, about 0.3-0.5 ms here (bench/sandbox). A mirror copy is
+costs nothing: the supervisor watches from (inotify) and says in each
+result whether anything under it changed, and the mirror lists the folder
+only then (or when in doubt: a folder it cannot watch, a restart; a listing
+costs about 0.3-0.5 ms here, bench/sandbox). A mirror copy is
 whole: a file some process holds open for writing waits for a later
 command, and one that changed while it was copied is dropped and taken next
 time; regular files only (links and empty folders come with the close). A

@@ -58,13 +58,15 @@
 --   executor.start(session) -> ex | nil, err     ready to run commands
 --   ex:alive() -> true | false, why              false: the session restarts it
 --   ex:send(op, job) -> true | nil, err          op "run" | "spawn" | "python" | "pack" | "list" | "read"
---                                                | "put"; sets job.id
+--                                                | "put" | "watch"; sets job.id
 --   ex:wait(job, seconds [, on_output]) -> true (ended) | false (time passed, or output came) | nil, err
 --   ex:take(job) -> stdout, stderr               output since the last take
 --   ex:kill(job), ex:signal(job, signo) -> true | nil, err
 --   ex:result(job) -> raw                        {stdout, stderr, exit_code, timed_out, oom_killed,
 --                                                 killed, truncated, stdout_bytes, stderr_bytes,
---                                                 state_lost, report | saved | sink_error}
+--                                                 state_lost, mark, report | saved | sink_error}
+--   ex:mark() -> integer | nil                   the last result's mark (a watched folder's change
+--                                                generation: sandbox/supervisor/watch.h)
 --   ex:close()
 local engine = require "luagent.engine_client"
 local engine_stream = require "luagent.engine_stream"
@@ -249,9 +251,13 @@ function Session:_workspace_path(name)
   return name == "" and self.workspace or self.workspace .. "/" .. name
 end
 
+-- (archive_writes counts them: they bypass serve, whose watch may not see
+-- them, e.g. under gVisor; the outputs mirror lists again after one)
 function Session:put(entries)
+  self.archive_writes = (self.archive_writes or 0) + 1
   local ok, err = engine_stream.put_archive(self:_archive_options(self.workspace,
     {entries = entries, uid = self.uid, gid = self.gid, timeout = 3600}))
+  self.archive_writes = self.archive_writes + 1 -- a listing made while it wrote is not the last
   if not ok then return nil, errors.wrap(err, "staging into the sandbox failed") end
   return true
 end

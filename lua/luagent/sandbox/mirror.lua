@@ -15,11 +15,18 @@
 --   m:stage() -> dir   a fresh folder beside `to` (same file system: renames are atomic)
 --   m:label(rel) -> "turn 3" | "command 5"   after which the copy of rel was made
 --   m.files[rel] = {size, sha256, turn, command, time, token}   what is on the host
---   m.counts = {passes, lists, packs, copied, busy, unsteady}   m:close()
+--   m.counts = {passes, unchanged, lists, packs, copied, busy, unsteady}   m:close()
 --
--- A pass costs one `list` request (sandbox/supervisor/listing.h: answered by
--- the supervisor itself, a stat walk: a fraction of a millisecond) when
--- nothing changed. Files whose size, times or inode changed are packed
+-- A pass costs nothing when nothing changed: serve watches `from` (asked
+-- once per serve with a `watch`; sandbox/supervisor/watch.h, inotify) and
+-- every result carries a mark, the folder's change generation. A pass whose
+-- last result's mark is the one its last listing carried (same serve, no
+-- write through the engine's archive endpoint since, which serve's watch
+-- may not see) is `unchanged` and lists nothing; when in doubt (no mark:
+-- nothing watched, a folder it cannot watch, a serve started again) it
+-- lists, as it always did. A listing is one `list` request
+-- (sandbox/supervisor/listing.h: answered by the supervisor itself, a stat
+-- walk: a fraction of a millisecond). Files whose size, times or inode changed are packed
 -- (one `pack` per file, or the folder when many changed) into a stage folder
 -- through luagent.tar's safe extraction, the folder is listed again, and a
 -- copy replaces the host's file (a rename) only when it is whole:
@@ -72,7 +79,7 @@ function mirror.new(o)
     session = o.session, box = o.box, from = o.from, path = o.session:_workspace_path(o.from), to = o.to,
     max_bytes = o.max_bytes, max_entries = o.max_entries, files = {}, refused = {}, commands = 0,
     wanted = 0, done = 0, closed = false,
-    counts = {passes = 0, lists = 0, packs = 0, copied = 0, busy = 0, unsteady = 0},
+    counts = {passes = 0, unchanged = 0, lists = 0, packs = 0, copied = 0, busy = 0, unsteady = 0},
   }, Mirror)
   -- the agent turn a command belongs to: the run's last tool call
   local run = context.current()
@@ -104,6 +111,25 @@ local function safe_rel(rel)
   return true
 end
 
+-- ---- knowing that nothing changed (sandbox/supervisor/watch.h) ----
+
+-- Asks serve ex to watch the folder, once per serve (a failure leaves its
+-- results without a mark: every pass lists).
+function Mirror:_watch(ex)
+  if self.watching == ex then return end
+  self.watching = ex
+  self.session:_run("watch", {path = self.path, timeout = 30})
+end
+
+-- Whether nothing under the folder changed since the last listing: the last
+-- result's mark is the one that listing carried, from the same serve, and
+-- nothing went in through the engine since.
+function Mirror:_unchanged(ex)
+  local l = self.listed
+  return l ~= nil and ex ~= nil and l.ex == ex and l.mark ~= nil and ex:mark() == l.mark
+    and l.writes == (self.session.archive_writes or 0)
+end
+
 -- The list op's lines: {files = {rel = {size, token}}, busy = {rel = true}} | nil (not a listing).
 local function parse(out)
   local files, busy, pos = {}, {}, 1
@@ -132,8 +158,9 @@ function Mirror:_list()
   local raw, err = self.session:_run("list", {path = self.path, max_entries = self.max_entries or 0,
                                                max_output = LIST_OUTPUT, timeout = 30})
   if not raw then return nil, err end
-  if raw.exit_code == 2 then return {files = {}, busy = {}} end -- no such folder (yet)
+  if raw.exit_code == 2 then return {files = {}, busy = {}, mark = raw.mark} end -- no such folder (yet)
   local listing = raw.exit_code == 0 and not raw.truncated and parse(raw.stdout)
+  if listing then listing.mark = raw.mark end
   if not listing then
     return errors.fail("tar", ("listing %s in the sandbox failed (exit code %s): %s"):format(self.path,
       tostring(raw.exit_code), (raw.stderr or ""):sub(1, 300)))
@@ -205,8 +232,18 @@ end
 -- One pass: what changed, copied if whole. true | nil, err.
 function Mirror:_pass(at)
   self.counts.passes = self.counts.passes + 1
+  local session = self.session
+  if self:_unchanged(session.executor) then
+    self.counts.unchanged = self.counts.unchanged + 1
+    return true
+  end
+  self.listed = nil
+  if session.executor then self:_watch(session.executor) end
+  local writes = session.archive_writes or 0
   local before, err = self:_list()
   if not before then return nil, err end
+  -- what this listing saw, for the next pass (kept once the pass went through)
+  local listed = {ex = session.executor, mark = before.mark, writes = writes}
   local changed = {}
   for rel, f in pairs(before.files) do
     local have = self.files[rel]
@@ -214,7 +251,10 @@ function Mirror:_pass(at)
       if before.busy[rel] then self.counts.busy = self.counts.busy + 1 else changed[#changed + 1] = rel end
     end
   end
-  if #changed == 0 then return true end
+  if #changed == 0 then
+    self.listed = listed
+    return true
+  end
   table.sort(changed)
   local stage
   stage, err = self:stage()
@@ -222,6 +262,7 @@ function Mirror:_pass(at)
   local ok, copied, cerr = pcall(self._copy, self, stage, changed, before, at)
   fs.remove(stage)
   if not ok then error(copied, 0) end
+  if copied then self.listed = listed end
   return copied, cerr
 end
 

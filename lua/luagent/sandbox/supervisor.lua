@@ -142,11 +142,13 @@ end
 --   {path, max_entries, max_output} (list)
 --   {path, max_bytes} (read: the file comes as stdout, kept up to max_bytes)
 --   {path, data, mode} (put)
+--   {path} (watch: every result's mark is then that folder's change generation)
 local function request(op, job)
   if op == "python" then return {code = job.code, timeout = job.timeout}, {max_output = job.max_output} end
   if op == "list" then return {path = job.path, max_entries = job.max_entries}, {max_output = job.max_output} end
   if op == "read" then return {path = job.path, max_bytes = job.max_bytes}, {max_output = job.max_bytes + 1} end
   if op == "put" then return {path = job.path, data = job.data, mode = job.mode}, {max_output = 4096} end
+  if op == "watch" then return {path = job.path}, {max_output = 4096} end
   if op == "pack" and job.window then -- streamed to its reader (a fork): the reader paces it
     return {path = job.path, max_bytes = job.max_bytes, max_entries = job.max_entries},
            {window = job.window, max_output = 4 * job.window}
@@ -162,7 +164,7 @@ local function request(op, job)
          {max_output = job.max_output}
 end
 
--- Sends job as op ("run", "spawn", "python", "pack", "list", "read" or "put"); sets job.id.
+-- Sends job as op ("run", "spawn", "python", "pack", "list", "read", "put" or "watch"); sets job.id.
 function Executor:send(op, job)
   self.next_id = self.next_id + 1
   job.id = self.next_id
@@ -196,12 +198,18 @@ function Executor:signal(job, signo)
 end
 
 -- {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated,
---  stdout_bytes, stderr_bytes, state_lost, failure, report | saved | sink_error}
+--  stdout_bytes, stderr_bytes, state_lost, failure, mark, report | saved | sink_error}
 function Executor:result(job)
   local r = self.channel:result(job.id)
   if r.failure then r.stderr = r.failure .. "\n" .. r.stderr end
   r.state_lost = (r.flags or ""):find("r", 1, true) ~= nil
   return r
+end
+
+-- The mark of the last result that came, any command's (sandbox/supervisor/watch.h):
+-- the change generation of the folder a `watch` named, or nil (none, or unknown).
+function Executor:mark()
+  return self.channel:mark()
 end
 
 function Executor:close()
