@@ -156,7 +156,7 @@ end
 -- capabilities it needs (sandbox/supervisor/DESIGN.md), from its volume
 -- mounted read-only; commands run under it as spec.uid:gid with none. No
 -- network, caps on memory (files in RAM included: see luagent.sandbox), CPU
--- and pids, a read-only root.
+-- and pids, a read-only root; spec.runtime (runsc: gVisor) when one is named.
 local function container_body(spec, volume)
   local limits, mounts = spec.limits, spec.mounts
   local host_config = {
@@ -167,7 +167,7 @@ local function container_body(spec, volume)
     SecurityOpt = {"no-new-privileges:true"},
     ReadonlyRootfs = not spec.writable_root,
     Tmpfs = {[mounts.tmp.target] = ("rw,noexec,nosuid,nodev,size=%d"):format(mounts.tmp.size)},
-    Init = false,
+    Init = false, Runtime = spec.runtime, -- nil: the engine's default runtime
     Mounts = {workspace_mount(spec, volume),
               {Type = "volume", Source = supervisor.volume(), Target = supervisor.HOME, ReadOnly = true,
                VolumeOptions = {NoCopy = true}}},
