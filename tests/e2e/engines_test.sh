@@ -84,13 +84,13 @@ check "a run over LUAGENT_ENGINES put one session on each engine" \
 
 run_luagent sandbox ls
 ls_all() {
-  status_is 0 && stdout_has "^ENGINE  *STATE  *DOCKER  *IMAGE  *SESSIONS  *CAPACITY\$" &&
-  stdout_has "^$A  *up  *[0-9][^ ]*  *missing  *1  *2\$" && stdout_has "^$B  *up .* 1  *-\$" &&
-  stdout_has "^$C  *up .* 1  *3\$" &&
+  status_is 0 && stdout_has "^ENGINE  *STATE  *DOCKER  *IMAGE  *SESSIONS  *CAPACITY  *RUNTIMES\$" &&
+  stdout_has "^$A  *up  *[0-9][^ ]*  *missing  *1  *2  .*runc (default)\$" &&
+  stdout_has "^$B  *up .* 1  *-  .*runc (default)\$" && stdout_has "^$C  *up .* 1  *3  .*runc (default)\$" &&
   [ "$(grep -c " gone .*luagent-busybox:test *unix://" "$TMP/stdout")" = 3 ] &&
   for e in "$A" "$B" "$C"; do grep -q " gone .* $e\$" "$TMP/stdout" || { echo "no leftover on $e"; return 1; }; done
 }
-check "'sandbox ls' shows every engine (address, up, version, image, sessions, capacity) and the leftovers of each" \
+check "'sandbox ls' shows every engine (address, up, version, image, sessions, capacity, runtimes) and the leftovers of each" \
   ls_all
 run_luagent sandbox prune
 pruned() {

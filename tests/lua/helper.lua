@@ -3,7 +3,16 @@
 --   t.test("name", function() t.eq(1 + 1, 2) end)
 --   return t.done()
 -- Prints "ok - name" / "not ok - name" lines that tests/run counts.
+--
+-- LUAGENT_TEST_RUNTIME=runsc (tests/run's gvisor entries, with DOCKER_HOST
+-- at a test engine that has that runtime): every sandbox the spec opens
+-- runs under it (sandbox.defaults.runtime), and t.test(name, fn, {skip_runtime
+-- = {runsc = "why: the gVisor limit"}}) skips a test that cannot hold there,
+-- printing a "# skip" line (counted neither way) with the reason.
 local t = {}
+t.runtime = os.getenv("LUAGENT_TEST_RUNTIME")
+if t.runtime == "" then t.runtime = nil end
+if t.runtime then luagent.sandbox.defaults.runtime = t.runtime end
 local failures, count = 0, 0
 local spec = (luagent.recipe or "?"):match("([^/]+)%.lua$") or "?"
 
@@ -69,7 +78,12 @@ function t.raises(fn, pattern)
   return err
 end
 
-function t.test(name, fn)
+function t.test(name, fn, opts)
+  local skip = t.runtime and opts and opts.skip_runtime and opts.skip_runtime[t.runtime]
+  if skip then
+    print(("# skip - %s: %s: under runtime %s: %s"):format(spec, name, t.runtime, skip))
+    return
+  end
   count = count + 1
   local started = luagent.now()
   local ok, err = xpcall(fn, function(e)

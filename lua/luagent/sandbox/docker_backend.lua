@@ -161,7 +161,9 @@ local function container_body(spec, volume)
   local limits, mounts = spec.limits, spec.mounts
   local host_config = {
     Memory = limits.memory, MemorySwap = limits.memory,
-    NanoCpus = math.floor(limits.cpus * 1e9), PidsLimit = limits.pids,
+    -- gVisor: the host's pids cap would count the sandbox kernel's own threads (hitting it
+    -- kills the whole sandbox); the supervisor caps commands with RLIMIT_NPROC instead
+    NanoCpus = math.floor(limits.cpus * 1e9), PidsLimit = not spec.gvisor and limits.pids or nil,
     NetworkMode = spec.network and "bridge" or "none",
     CapDrop = {"ALL"}, CapAdd = {"SETUID", "SETGID", "KILL", "SETPCAP"},
     SecurityOpt = {"no-new-privileges:true"},

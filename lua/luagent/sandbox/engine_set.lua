@@ -21,6 +21,7 @@
 --   engines.status(set, image) -> {row, ...}           each engine: address, capacity, load, ok,
 --       err, version, api, image (image.status), sessions (luagent sandboxes it has),
 --       runtimes ({names, default}: GET /info's Runtimes and DefaultRuntime)
+--   engines.runtimes_text(row) -> "runc (default), runsc"   a row's runtimes as doctor and ls print them
 --
 -- Placement: the load of an engine is the sessions this process has on it
 -- (open boxes and pooled sessions, counted from creation to removal). A
@@ -39,7 +40,8 @@
 -- entry's (runtime = NAME), else the engine's default. Before a container
 -- is made, the engine's GET /info must list it (asked once per engine, and
 -- again while it is missing); else the open fails with kind config naming
--- the runtime, the engine, what it has and how to add one. The set's key
+-- the runtime, the engine, what it has and how to add one. A runtime whose
+-- path is runsc (also the engine's default) is gVisor: spec.gvisor. The set's key
 -- holds each entry's runtime, so a pool never serves another runtime.
 --
 -- Health: an engine that does not answer (connect, a ping every few seconds
@@ -385,10 +387,13 @@ local function runtimes(e, fresh)
   if e.runtimes and not fresh then return e.runtimes end
   local info, err = e.client:call("GET", "/info")
   if not info then return nil, errors.from(err) end
-  local names = {}
-  for name in pairs(type(info.Runtimes) == "table" and info.Runtimes or {}) do names[#names + 1] = name end
+  local names, paths = {}, {}
+  for name, about in pairs(type(info.Runtimes) == "table" and info.Runtimes or {}) do
+    names[#names + 1] = name
+    paths[name] = type(about) == "table" and about.path or nil
+  end
   table.sort(names)
-  e.runtimes = {names = names, default = info.DefaultRuntime}
+  e.runtimes = {names = names, default = info.DefaultRuntime, paths = paths}
   return e.runtimes
 end
 
@@ -429,12 +434,20 @@ local function attach(session, e)
   return session
 end
 
--- spec as it is, or a copy that names the engine entry's runtime
-local function with_runtime(spec, runtime)
-  if spec.runtime == runtime then return spec end
+-- Is the runtime (nil: the engine's default) gVisor's runsc? Its path says.
+local function is_gvisor(e, runtime)
+  local have = runtimes(e)
+  local path = have and have.paths[runtime or have.default]
+  return type(path) == "string" and path:match("runsc$") ~= nil
+end
+
+-- spec as it is, or a copy that names the engine entry's runtime, and
+-- says whether it is gVisor (spec.gvisor: the backend caps pids inside)
+local function with_runtime(spec, runtime, gvisor)
+  if spec.runtime == runtime and (spec.gvisor or false) == gvisor then return spec end
   local copy = {}
   for k, v in pairs(spec) do copy[k] = v end
-  copy.runtime = runtime
+  copy.runtime, copy.gvisor = runtime, gvisor or nil
   return copy
 end
 
@@ -453,7 +466,7 @@ function engines.create(set, backend, spec, opts)
     if there and runtime then
       there, err = has_runtime(e, runtime, spec.runtime and "runtime" or set.option .. ": " .. m.entry.where .. ": runtime")
     end
-    if there then session, err = backend.create(e.client, with_runtime(spec, runtime)) end
+    if there then session, err = backend.create(e.client, with_runtime(spec, runtime, is_gvisor(e, runtime))) end
     if session then return held:built(attach(session, e)) end
     if err.kind ~= "docker_unreachable" or #set.members == 1 then
       return nil, #set.members == 1 and err or naming(err, e)
@@ -523,6 +536,15 @@ function engines.check_pool(set, spec, size, option, others)
 end
 
 -- ---- what doctor and ls show ----
+
+-- "runc (default), runsc" from a status row's runtimes ("?" when unknown)
+function engines.runtimes_text(row)
+  local have = row.runtimes
+  if not have then return "?" end
+  local names = {}
+  for i, n in ipairs(have.names) do names[i] = n == have.default and n .. " (default)" or n end
+  return table.concat(names, ", ")
+end
 
 function engines.status(set, ref)
   local rows = {}
