@@ -377,7 +377,8 @@ end
 local POOL_OPTIONS = {size = true, image = true, memory = true, cpus = true, pids = true, network = true,
   user = true, workdir = true, tmp_size = true, workspace_size = true, timeout = true, max_output = true,
   max_extract = true, max_extract_entries = true, env = true, labels = true, writable_root = true, engine = true,
-  docker_host = true, engines = true, runtime = true, manifest = true, restore = true, save = true, command = true, cap_add = true}
+  docker_host = true, engines = true, runtime = true,
+  manifest = true, restore = true, save = true, command = true, cap_add = true}
 
 -- sandbox.pool{size = N, ...sandbox.open's options} -> pool | nil, err
 -- Keeps N started, never-used sessions of the spec these options make;

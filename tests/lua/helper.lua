@@ -10,11 +10,14 @@
 -- = {runsc = "why: the gVisor limit"}}) skips a test that cannot hold there,
 -- printing a "# skip" line (counted neither way) with the reason.
 local t = {}
+local spec = (luagent.recipe or "?"):match("([^/]+)%.lua$") or "?"
 t.runtime = os.getenv("LUAGENT_TEST_RUNTIME")
 if t.runtime == "" then t.runtime = nil end
-if t.runtime then luagent.sandbox.defaults.runtime = t.runtime end
+if t.runtime then
+  luagent.sandbox.defaults.runtime = t.runtime
+  spec = spec .. "@" .. t.runtime -- its lines apart from the default runtime's
+end
 local failures, count = 0, 0
-local spec = (luagent.recipe or "?"):match("([^/]+)%.lua$") or "?"
 
 local function fail(msg, level)
   error({test_failure = true, message = msg}, level + 1)
