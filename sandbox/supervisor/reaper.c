@@ -3,6 +3,7 @@
  * command uid before it runs anything of the command's. */
 #include "reaper.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -42,9 +43,30 @@ typedef struct reaper {
 
 /* ---- setting up the fds ---- */
 
+/* Closes every fd >= first. Without close_range (gVisor's runsc answers
+ * ENOSYS) the open ones are read from /proc/self/fd: under gVisor each
+ * syscall costs microseconds (ptrace), and closing 0..4095 one by one was
+ * most of a command's cost there (~110 ms of ~115 for `true`). */
 static void close_from(int first) {
   if (syscall(SYS_close_range, first, ~0U, 0) == 0) return;
-  for (int fd = first; fd < 4096; fd++) close(fd);
+  int open_fds[256];
+  size_t n = 0;
+  int complete = 0;
+  DIR *dir = opendir("/proc/self/fd");
+  if (dir) {
+    complete = 1;
+    for (struct dirent *d; (d = readdir(dir));) {
+      if (d->d_name[0] < '0' || d->d_name[0] > '9') continue;
+      int fd = atoi(d->d_name);
+      if (fd < first || fd == dirfd(dir)) continue;
+      if (n == sizeof open_fds / sizeof open_fds[0]) { complete = 0; break; }
+      open_fds[n++] = fd;
+    }
+    closedir(dir);
+  }
+  for (size_t i = 0; i < n; i++) close(open_fds[i]);
+  if (!complete)
+    for (int fd = first; fd < 4096; fd++) close(fd);
 }
 
 /* fd moved to a number >= FD_FIRST_FREE (close-on-exec); -1 on failure. */
