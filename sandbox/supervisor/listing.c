@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "frames.h"
+#include "fsid.h"
 
 #define MAX_DEPTH 64
 #define CHUNK 65536
@@ -157,9 +157,8 @@ void list_request(const sv_request *req, unsigned uid, unsigned gid) {
   }
   char *root = strndup(path->data, path->len);
   /* the command user's view: its permissions, and its processes' fds */
-  setfsgid(gid);
-  setfsuid(uid);
-  int fd = root && strlen(root) == path->len ? open_root(root) : -1;
+  int how = fsid_enter(uid, gid);
+  int fd = how < 0 ? -1 : root && strlen(root) == path->len ? open_root(root) : -1;
   int code = 0;
   buf_append_str(&l.rel, "");
   if (fd < 0) {
@@ -169,8 +168,7 @@ void list_request(const sv_request *req, unsigned uid, unsigned gid) {
     walk(&l, fd, 0);
     writers(&l, root);
   }
-  setfsuid(0);
-  setfsgid(0);
+  fsid_leave(how);
   flush(&l, 0);
   frame_exit(req->id, code, "-", 0);
   buf_free(&l.out), buf_free(&l.err), buf_free(&l.rel);
