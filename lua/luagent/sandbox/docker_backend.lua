@@ -91,6 +91,7 @@ local BACKSTOP = 15
 -- command would wait out its whole timeout. Two pings in a row without an
 -- answer end the wait; one could be a moment of load.
 local HEARTBEAT = 15
+local CONTAINER_CHECK = 2
 -- Labels of a session's objects a rescue reads (luagent.sandbox.leftovers):
 -- what its workspace is and the user commands run as (set here); the run
 -- that made it and its save spec are its owner's (luagent.sandbox.owner).
@@ -469,17 +470,28 @@ end
 -- ex:wait for job's end, at most `limit` seconds (nil: no limit), asking
 -- the engine every HEARTBEAT seconds whether it still answers: true | false
 -- (the limit passed) | nil, err (the executor died, or the engine hangs).
+-- Under gVisor the container is asked too, every CONTAINER_CHECK seconds:
+-- runsc's exec does not see its sandbox die, so serve's stream can outlive a
+-- killed container (a command in flight waited out its timeout + BACKSTOP).
 function Session:_wait_answering(ex, job, limit)
   local deadline = limit and loop.now() + limit
-  local missed = 0
+  local missed, next_ping = 0, loop.now() + HEARTBEAT
+  local beat = self.spec.gvisor and CONTAINER_CHECK or HEARTBEAT
   while true do
-    local slice = deadline and math.min(HEARTBEAT, deadline - loop.now()) or HEARTBEAT
+    local slice = deadline and math.min(beat, deadline - loop.now()) or beat
     if slice <= 0 then return false end
     local ended, err = ex:wait(job, slice)
     if ended ~= false then return ended, err end
-    local lost = not (deadline and loop.now() >= deadline) and recovery.engine_lost(self.client)
-    missed = lost and missed + 1 or 0
-    if missed >= 2 then return nil, lost.message end
+    if self.spec.gvisor then
+      local info = self.client:call("GET", "/containers/" .. self.container .. "/json")
+      if info and info.State and info.State.Running == false then return nil, "its container stopped" end
+    end
+    if loop.now() >= next_ping then
+      next_ping = loop.now() + HEARTBEAT
+      local lost = not (deadline and loop.now() >= deadline) and recovery.engine_lost(self.client)
+      missed = lost and missed + 1 or 0
+      if missed >= 2 then return nil, lost.message end
+    end
   end
 end
 
