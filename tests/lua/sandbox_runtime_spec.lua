@@ -90,4 +90,14 @@ if t.runtime == "runsc" then t.test("under gVisor: a fork bomb is held at the pi
   t.eq(assert(box:exec({"true"})).exit_code, 0, "the session answers")
 end) end
 
+if t.runtime == "runsc" then t.test("under gVisor: a command over the memory cap ends the sandbox, and the error says so",
+function()
+  local box <close> = assert(sandbox.open{memory = "256m", timeout = 60})
+  local r, err = box:exec({"python3", "-c", "x = bytearray(1024 * 1024 * 1024)"})
+  t.eq(r, nil, "no result made of a dead sandbox")
+  t.eq(err.kind, "sandbox_restarted"); t.eq(err.restarted, "container")
+  t.match(err.message, "passed its memory limit and was OOM%-killed", "the engine's OOMKilled, said")
+  t.eq(assert(box:exec({"echo", "back"})).stdout, "back\n", "the session is back")
+end) end
+
 return t.done()

@@ -472,7 +472,9 @@ end
 -- (the limit passed) | nil, err (the executor died, or the engine hangs).
 -- Under gVisor the container is asked too, every CONTAINER_CHECK seconds:
 -- runsc's exec does not see its sandbox die, so serve's stream can outlive a
--- killed container (a command in flight waited out its timeout + BACKSTOP).
+-- killed container (a command in flight waited out its timeout + BACKSTOP);
+-- a container the engine OOM-killed (gVisor has no memory cgroup inside: a
+-- command over the cap ends the whole sandbox) is said so.
 function Session:_wait_answering(ex, job, limit)
   local deadline = limit and loop.now() + limit
   local missed, next_ping = 0, loop.now() + HEARTBEAT
@@ -484,7 +486,10 @@ function Session:_wait_answering(ex, job, limit)
     if ended ~= false then return ended, err end
     if self.spec.gvisor then
       local info = self.client:call("GET", "/containers/" .. self.container .. "/json")
-      if info and info.State and info.State.Running == false then return nil, "its container stopped" end
+      if info and info.State and info.State.Running == false then
+        return nil, info.State.OOMKilled and "its container passed its memory limit and was OOM-killed (under gVisor a "
+          .. "command over the memory cap ends the whole sandbox)" or "its container stopped"
+      end
     end
     if loop.now() >= next_ping then
       next_ping = loop.now() + HEARTBEAT
