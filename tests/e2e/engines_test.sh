@@ -142,7 +142,7 @@ if [ -n "$tls_settings" ]; then
   DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$ENGINES_DIR/$NAME-tls/certs LUAGENT_ENGINES="$A,tcp://127.0.0.1:$port#2" \
     run_luagent doctor
   check "doctor reaches an engine over TLS by Docker's conventions (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH)" \
-    stdout_has "^ok   engine   tcp://127.0.0.1:$port: Docker .*capacity 2\$"
+    stdout_has "^ok   engine   tcp://127.0.0.1:$port: Docker .*capacity 2; runtimes .*runc (default)\$"
   LUAGENT_ENGINES="$A,tcp://127.0.0.1:$port#2" DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$TMP/no-certs run_luagent doctor
   check "... and with DOCKER_CERT_PATH naming no certificates, says which file is missing" \
     stdout_has "^FAIL engine   the Docker engine at tcp://127.0.0.1:$port is spoken to over TLS (DOCKER_TLS_VERIFY), but the CA certificate $TMP/no-certs/ca.pem does not exist"
