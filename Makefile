@@ -17,7 +17,7 @@ PKGS      := lua5.4 lua5.4-cjson yaml-0.1
 # libcurl and OpenSSL are loaded at first use (src/core/curl_lazy.c, tls_lazy.c): only their headers are built against
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl)
 BUILD_DEPS := liblua5.4-dev lua-cjson-dev libcurl4-openssl-dev libssl-dev libyaml-dev pkg-config musl-tools
-RUN_DEPS  := python3 docker.io debootstrap tar lua-check curl valgrind
+RUN_DEPS  := python3 docker.io debootstrap tar lua-check curl valgrind runsc
 DEPS      := $(BUILD_DEPS) $(RUN_DEPS) lua5.4
 
 # pkg-config runs when a recipe needs it, after `deps` may have installed it

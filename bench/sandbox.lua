@@ -191,3 +191,54 @@ for _, way in ipairs(opens) do
 end
 print(("  the pool's open is %.0fx faster than a cold one (%.0fx with the manifest)")
   :format(median(cold.opens) / median(pool.opens), median(opens[3].opens) / median(opens[4].opens)))
+
+-- runc against runsc (gVisor) on one engine, alternating: a command, a
+-- python cell, an open (+ close). The engine is LUAGENT_BENCH_GVISOR_HOST,
+-- else the gvisor test engine (tests/engines.sh start gvisor --runtime runsc,
+-- the sandbox image copied in); skipped with a line when there is none.
+local function gvisor_host()
+  local host = os.getenv("LUAGENT_BENCH_GVISOR_HOST")
+  if host and host ~= "" then return host end
+  if sys.execute({"sh", "-c", "command -v runsc"}) ~= 0 then return nil, "runsc is not installed (apt-get install runsc)" end
+  local code, out = main_engine({"sh", "tests/engines.sh", "start", "gvisor", "--runtime", "runsc"})
+  if code ~= 0 then return nil, "tests/engines.sh start gvisor --runtime runsc: " .. out end
+  host = out:match("(%S+)%s*$")
+  code, out = main_engine({"sh", "tests/engines.sh", "image", "gvisor", sandbox.IMAGE})
+  if code ~= 0 then return nil, "tests/engines.sh image gvisor: " .. out end
+  return host
+end
+
+local ghost, why = gvisor_host()
+if not ghost then
+  print("runc against runsc (gVisor): skipped: " .. why)
+else
+  local sides = {{label = "runc", opts = {docker_host = ghost, runtime = "runc"}},
+                 {label = "runsc", opts = {docker_host = ghost, runtime = "runsc"}}}
+  local m = math.min(runs, 20)
+  for _, side in ipairs(sides) do
+    side.box = assert(sandbox.open(side.opts))
+    assert(side.box:python("x = 0"))
+    side.exec, side.cell, side.open = {}, {}, {}
+  end
+  for i = 1, m + 3 do
+    for _, side in ipairs(sides) do
+      local e = timed(function() assert(side.box:exec({"true"}).exit_code == 0) end)
+      local c = timed(function() assert(side.box:python("x += 1").exit_code == 0) end)
+      if i > 3 then side.exec[#side.exec + 1], side.cell[#side.cell + 1] = e, c end
+    end
+  end
+  for _ = 1, math.min(runs, 5) do
+    for _, side in ipairs(sides) do
+      local s
+      table.insert(side.open, timed(function() s = assert(sandbox.open(side.opts)); assert(s:exec({"true"})) end))
+      assert(s:close())
+    end
+  end
+  print(("runc against runsc (gVisor, ptrace platform) on %s, alternating, medians of %d (open: %d):")
+    :format(ghost, m, math.min(runs, 5)))
+  for _, side in ipairs(sides) do
+    side.box:close()
+    print(("  %-6s box:exec{'true'} %8.2f ms   box:python('x += 1') %8.2f ms   open + the first command %8.1f ms")
+      :format(side.label, median(side.exec) * 1000, median(side.cell) * 1000, median(side.open) * 1000))
+  end
+end

@@ -27,6 +27,7 @@ local box <close> = assert(sandbox.open{
   image = cfg.sandbox.image, memory = cfg.sandbox.memory, cpus = cfg.sandbox.cpus,   -- no network unless asked
   network = cfg.sandbox.network,                        -- nil: none; {allow = {...}}: by rule (luagent help network)
   pool = cfg.sandbox.pool,                              -- sessions kept started for later runs (an eval)
+  runtime = cfg.sandbox.runtime,                        -- "runsc": gVisor (nil: the engine's default)
   engines = cfg.sandbox.engines,                        -- several Docker engines (nil: the default one)
   manifest = {["input/building_energy.csv"] = sandbox.file(input)},
   -- whatever happens (an error, Ctrl-C), what the agent saved comes home

@@ -6,10 +6,16 @@
 # it never changes the host's networking. Sandboxes run with network = none,
 # which needs no bridge.
 #
-#   tests/engines.sh start NAME [--tcp PORT [--tls]]   start it (idempotent); prints
-#                                     its DOCKER_HOST (and, with --tls, sets up
-#                                     certificates made with openssl in NAME/certs:
-#                                     use DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=NAME/certs)
+#   tests/engines.sh start NAME [--tcp PORT [--tls]] [--runtime runsc]
+#                                     start it (idempotent); prints its DOCKER_HOST
+#                                     (and, with --tls, sets up certificates made
+#                                     with openssl in NAME/certs: use DOCKER_TLS_VERIFY=1
+#                                     DOCKER_CERT_PATH=NAME/certs). --runtime runsc:
+#                                     its daemon config (NAME/daemon.json, dockerd
+#                                     --config-file) registers gVisor's runsc as the
+#                                     runtime "runsc" (--platform=ptrace: the KVM
+#                                     platform hangs here; --network=none); runc
+#                                     stays the default
 #   tests/engines.sh host NAME        print its DOCKER_HOST
 #   tests/engines.sh stop NAME        stop it (SIGTERM, waits until it is gone)
 #   tests/engines.sh kill NAME        kill -9 it and its containerd (an engine that dies)
@@ -20,7 +26,7 @@
 set -eu
 base=${LUAGENT_ENGINES_DIR:-/tmp/luagent-engines}
 cmd=${1:-}; name=${2:-}
-[ -n "$cmd" ] && [ -n "$name" ] || { sed -n '2,21p' "$0" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$name" ] || { sed -n '2,27p' "$0" >&2; exit 2; }
 dir=$base/$name
 
 engine_host() {
@@ -66,13 +72,26 @@ make_certs() {
   )
 }
 
+# NAME/daemon.json: empty, or registering runsc (gVisor) for --runtime runsc
+daemon_config() {
+  case ${1:-} in
+    "") echo '{}' > "$dir/daemon.json" ;;
+    runsc)
+      path=$(command -v runsc) || { echo "engines.sh: --runtime runsc needs gVisor's runsc (apt-get install runsc)" >&2; exit 2; }
+      printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--platform=ptrace", "--network=none"]}}}\n' \
+        "$path" > "$dir/daemon.json" ;;
+    *) echo "engines.sh: --runtime $1: only runsc is known (gVisor)" >&2; exit 2 ;;
+  esac
+}
+
 start() {
   shift 2
-  tcp=""; tls=""
+  tcp=""; tls=""; runtime=""
   while [ $# -gt 0 ]; do
     case $1 in
       --tcp) tcp=$2; shift 2 ;;
       --tls) tls=1; shift ;;
+      --runtime) runtime=$2; shift 2 ;;
       *) echo "engines.sh: unknown option $1" >&2; exit 2 ;;
     esac
   done
@@ -80,6 +99,7 @@ start() {
   rm -f "$dir/tcp" "$dir/tls"
   [ -n "$tcp" ] && echo "$tcp" > "$dir/tcp"
   [ -n "$tls" ] && touch "$dir/tls"
+  daemon_config "$runtime"
   if running_pid >/dev/null && answers; then engine_host; return 0; fi
   listen="-H unix://$dir/docker.sock"
   if [ -n "$tcp" ]; then
@@ -90,7 +110,7 @@ start() {
     fi
   fi
   # shellcheck disable=SC2086
-  nohup dockerd --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/docker.pid" $listen \
+  nohup dockerd --config-file "$dir/daemon.json" --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/docker.pid" $listen \
     --bridge=none --iptables=false --ip-masq=false --ip-forward=false --userland-proxy=false \
     > "$dir/dockerd.log" 2>&1 &
   for _ in $(seq 1 120); do

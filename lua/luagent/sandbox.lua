@@ -175,6 +175,9 @@ local function settings(opts)
     .. "drops them), so added ones would reach only the supervisor")
   check(o.command == nil, "command is not supported: the container's command is the sandbox supervisor "
     .. "(start long-lived processes with box:spawn)")
+  check(o.runtime == nil or type(o.runtime) == "string" and o.runtime:match("^[%w][%w._/-]*$"),
+    "runtime = %s: name a runtime the Docker engine lists (`luagent doctor` shows them), e.g. \"runsc\" for gVisor",
+    tostring(o.runtime))
   check(not o.pool or math.type(o.pool) == "integer" and o.pool >= 0,
     "pool = %s: say how many sessions like this one to keep started (a whole number; 0: none)", tostring(o.pool))
   local env = with_thread_defaults(o.env, o.cpus)
@@ -206,7 +209,7 @@ local function session_spec(o, staged)
     workdir = o.workdir,
     -- files in /tmp and a tmpfs workspace are charged to the memory cgroup
     limits = {memory = o.memory_bytes + o.tmp_bytes + (o.workspace_bytes or 0), cpus = o.cpus, pids = o.pids},
-    network = o.network, writable_root = o.writable_root,
+    network = o.network, writable_root = o.writable_root, runtime = o.runtime,
     mounts = {workspace = {target = sandbox.WORKSPACE, size = o.workspace_bytes},
               tmp = {target = "/tmp", size = o.tmp_bytes}},
     staged = staged, restore = o.restore,
@@ -372,7 +375,8 @@ end
 local POOL_OPTIONS = {size = true, image = true, memory = true, cpus = true, pids = true, network = true,
   user = true, workdir = true, tmp_size = true, workspace_size = true, timeout = true, max_output = true,
   max_extract = true, max_extract_entries = true, env = true, labels = true, writable_root = true, engine = true,
-  docker_host = true, engines = true, manifest = true, restore = true, save = true, command = true, cap_add = true}
+  docker_host = true, engines = true, runtime = true,
+  manifest = true, restore = true, save = true, command = true, cap_add = true}
 
 -- sandbox.pool{size = N, ...sandbox.open's options} -> pool | nil, err
 -- Keeps N started, never-used sessions of the spec these options make;

@@ -81,6 +81,9 @@
 ---("unix:///var/run/docker.sock#8", "tcp://HOST:2376#4", or one string of them separated by commas; else
 ---sandbox.defaults.engines, else LUAGENT_ENGINES, else the default engine): the session goes to the least loaded
 ---one with room that has the image (copied there when none with room has it); malformed entries raise
+---@field runtime? string the engine runtime the session runs under (HostConfig.Runtime; default: the engine
+---entry's runtime, else the engine's default), e.g. "runsc" for gVisor (sandbox/GVISOR.md says what changes);
+---one the engine does not list fails the open (kind config) before any container is made
 ---@field capacity_wait? number seconds an open waits for room when every engine is at its capacity (default
 ---3600), then nil, err of kind "capacity"; 0: fail at once
 ---@field pool? integer keep this many sessions like this one started (a warm pool, made by the first such
@@ -162,6 +165,7 @@
 ---@class luagent.SandboxEngine
 ---@field host string unix:///path/to/docker.sock or tcp://HOST:PORT
 ---@field capacity? integer at most this many sessions of this process there (none: no limit)
+---@field runtime? string the runtime of this engine's sessions unless sandbox.open names one (e.g. "runsc")
 ---@field tls? string|{ca: string, cert?: string, key?: string}|boolean a tcp:// engine's TLS: a folder holding
 ---ca.pem, cert.pem and key.pem, the files, true (DOCKER_CERT_PATH's) or false (plain TCP); none:
 ---DOCKER_TLS_VERIFY/DOCKER_CERT_PATH decide

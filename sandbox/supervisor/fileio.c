@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "frames.h"
+#include "fsid.h"
 
 #define CHUNK (1u << 20) /* bytes per O frame, and per read */
 
@@ -86,15 +86,6 @@ static place open_place(const char *path, size_t len, int make) {
   return pl;
 }
 
-static void identity(unsigned uid, unsigned gid) {
-  setfsgid(gid);
-  setfsuid(uid);
-}
-
-static void identity_back(void) {
-  setfsuid(0);
-  setfsgid(0);
-}
 
 /* ---- read ---- */
 
@@ -170,11 +161,15 @@ void read_request(const sv_request *req, unsigned uid, unsigned gid) {
     read_fail(req->id, "refused", "%s", path ? "the byte limit is not a decimal" : "no path (no 'p' field)");
     return;
   }
-  identity(uid, gid);
+  int how = fsid_enter(uid, gid);
+  if (how < 0) {
+    read_fail(req->id, "unreadable", "%s", "cannot take the command user's identity");
+    return;
+  }
   place pl = open_place(path->data, path->len, 0);
   if (pl.dir < 0) read_fail(req->id, strcmp(pl.kind, "no_space") == 0 ? "unreadable" : pl.kind, "%s", pl.why);
   else read_file(req->id, pl.dir, pl.name, max);
-  identity_back();
+  fsid_leave(how);
   if (pl.dir >= 0) close(pl.dir);
   free(pl.name);
 }
@@ -232,11 +227,15 @@ void put_request(const sv_request *req, unsigned uid, unsigned gid) {
     put_fail(req->id, "refused", path ? "the mode is not a decimal 0..4095" : "no path (no 'p' field)");
     return;
   }
-  identity(uid, gid);
+  int how = fsid_enter(uid, gid);
+  if (how < 0) {
+    put_fail(req->id, "unwritable", "cannot take the command user's identity");
+    return;
+  }
   place pl = open_place(path->data, path->len, 1);
   if (pl.dir < 0) put_fail(req->id, strcmp(pl.kind, "unreadable") == 0 ? "unwritable" : pl.kind, pl.why);
   else put_file(req->id, pl.dir, pl.name, sv_field_find(req, SV_TAG_STDIN), (unsigned)mode);
-  identity_back();
+  fsid_leave(how);
   if (pl.dir >= 0) close(pl.dir);
   free(pl.name);
 }

@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "frames.h"
+#include "fsid.h"
 #include "watch.h"
 
 #define MAX_DEPTH 64
@@ -157,12 +157,13 @@ void list_request(const sv_request *req, unsigned uid, unsigned gid) {
     return;
   }
   char *root = strndup(path->data, path->len);
+  /* the mark before the walk: what changes during it is after this mark; and
+   * before fsid_enter, as taking it may set watches again (as the user too) */
+  long long mark = watch_generation();
   /* the command user's view: its permissions, and its processes' fds */
-  setfsgid(gid);
-  setfsuid(uid);
-  int fd = root && strlen(root) == path->len ? open_root(root) : -1;
+  int how = fsid_enter(uid, gid);
+  int fd = how < 0 ? -1 : root && strlen(root) == path->len ? open_root(root) : -1;
   int code = 0;
-  long long mark = watch_generation(); /* before the walk: what changes during it is after this mark */
   buf_append_str(&l.rel, "");
   if (fd < 0) {
     buf_printf(&l.err, "missing %zu:%s\n", path->len, root ? root : "");
@@ -171,8 +172,7 @@ void list_request(const sv_request *req, unsigned uid, unsigned gid) {
     walk(&l, fd, 0);
     writers(&l, root);
   }
-  setfsuid(0);
-  setfsgid(0);
+  fsid_leave(how);
   flush(&l, 0);
   frame_exit_marked(req->id, code, "-", 0, mark);
   buf_free(&l.out), buf_free(&l.err), buf_free(&l.rel);

@@ -16,7 +16,7 @@
 #include "frames.h"
 
 typedef struct proc_entry {
-  pid_t pid, ppid;
+  pid_t pid, ppid, sid;
   char state;
   unsigned long long start;
   unsigned char mark; /* 1 below root */
@@ -27,14 +27,14 @@ typedef struct proc_table {
   size_t n, cap;
 } proc_table;
 
-/* Parses "pid (comm) state ppid ... starttime": comm may hold ')' and spaces,
+/* Parses "pid (comm) state ppid pgrp session ... starttime": comm may hold ')' and spaces,
  * so the fields are read after its last ')'. */
 static int parse_stat(const char *text, proc_entry *e) {
   const char *close = strrchr(text, ')');
   if (!close) return -1;
   char state;
-  int ppid;
-  if (sscanf(close + 1, " %c %d", &state, &ppid) != 2) return -1;
+  int ppid, pgrp, sid;
+  if (sscanf(close + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4) return -1;
   const char *p = close + 2;
   for (int field = 3; field < 22 && p; field++) { /* starttime is field 22 */
     p = strchr(p, ' ');
@@ -42,6 +42,7 @@ static int parse_stat(const char *text, proc_entry *e) {
   }
   e->state = state;
   e->ppid = ppid;
+  e->sid = sid;
   e->start = p ? strtoull(p, NULL, 10) : 0;
   return 0;
 }
@@ -124,9 +125,11 @@ void kill_set_free(kill_set *s) {
   s->n = s->cap = 0;
 }
 
-long proc_kill_below(pid_t root, pid_t spare, kill_set *killed) {
+long proc_kill_below(pid_t root, pid_t session, pid_t spare, kill_set *killed) {
   proc_table t = {0};
   if (proc_scan(&t) != 0) return -1;
+  if (session > 0)
+    for (size_t i = 0; i < t.n; i++) t.items[i].mark = t.items[i].sid == session;
   mark_below(&t, root);
   long left = 0;
   for (size_t i = 0; i < t.n; i++) {

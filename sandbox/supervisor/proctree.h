@@ -2,7 +2,11 @@
  * one implementation of "kill every process a command started": a process
  * belongs to a command when its parent chain leads to the command's reaper
  * (a subreaper, so orphans stay in the chain, whatever setsid or double fork
- * they tried). Also the memory cgroup's OOM-kill counter. */
+ * they tried). Where no subreaper can be had (gVisor's runsc answers
+ * PR_SET_CHILD_SUBREAPER with EINVAL: orphans go to PID 1), a process also
+ * belongs to it when it is in the command's session (the main process calls
+ * setsid, so its pid is the session id), and so does everything below it.
+ * Also the memory cgroup's OOM-kill counter. */
 #ifndef SV_PROCTREE_H
 #define SV_PROCTREE_H
 
@@ -16,12 +20,13 @@ typedef struct kill_set {
   size_t n, cap;
 } kill_set;
 
-/* Sends SIGKILL to every live process below `root` (not root itself) except
- * the process `spare` (0: none; its descendants are not spared), recording
- * them in `killed`. Returns how many processes of the tree are left, the
- * killed ones and unreaped zombies (not spare's own), so 0 means done; -1
- * when /proc cannot be read. */
-long proc_kill_below(pid_t root, pid_t spare, kill_set *killed);
+/* Sends SIGKILL to every live process below `root` (not root itself), and
+ * when `session` > 0 to every one in that session and below it, except the
+ * process `spare` (0: none; its descendants are not spared), recording them
+ * in `killed`. Returns how many processes of the tree are left, the killed
+ * ones and unreaped zombies (not spare's own), so 0 means done; -1 when
+ * /proc cannot be read. */
+long proc_kill_below(pid_t root, pid_t session, pid_t spare, kill_set *killed);
 void kill_set_free(kill_set *s);
 
 /* Sends SIGKILL to every process whose parent is `parent` and whose owner

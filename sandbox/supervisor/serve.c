@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -204,10 +205,14 @@ static void shut_down(server *s) {
   python_free(s);
 }
 
-int serve_main(const char *user) {
+int serve_main(const char *user, long nproc) {
   server s = {.uid = 1000, .gid = 1000};
   unsigned uid, gid;
   if (user && sscanf(user, "%u:%u", &uid, &gid) == 2) s.uid = uid, s.gid = gid;
+  if (nproc > 0) {
+    struct rlimit cap = {(rlim_t)nproc, (rlim_t)nproc};
+    if (setrlimit(RLIMIT_NPROC, &cap) != 0) return 1;
+  }
   signal(SIGPIPE, SIG_IGN);
   prctl(PR_SET_DUMPABLE, 0);
   s.base_env = command_env(s.uid);

@@ -99,8 +99,11 @@ struct server {
 };
 
 /* Serves the host on stdin/stdout until stdin closes; commands run as
- * user "UID:GID" (NULL: 1000:1000). Returns the exit code. */
-int serve_main(const char *user);
+ * user "UID:GID" (NULL: 1000:1000). nproc > 0: RLIMIT_NPROC, inherited by
+ * every command, caps the processes of that user (gVisor, where the host's
+ * pids cgroup counts the sandbox kernel's threads, not the commands').
+ * Returns the exit code. */
+int serve_main(const char *user, long nproc);
 
 /* ---- jobs.c ---- */
 

@@ -8,10 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "fsid.h"
 
 #define MAX_DEPTH 64
 
@@ -161,7 +162,7 @@ static void walk(int fd, const char *rel, int depth) {
 /* Sets every watch again: the folders on the root's path, then the tree
  * under it; watches not found again are removed. Raises the generation. */
 static void arm(void) {
-  int fsuid = setfsuid(w.uid), fsgid = setfsgid(w.gid);
+  int how = fsid_enter(w.uid, w.gid); /* the command user's view, as listing.c */
   w.pass++;
   w.known = 1;
   w.generation++;
@@ -184,8 +185,7 @@ static void arm(void) {
   else if (fd >= 0) close(fd);
   for (size_t i = w.n; i-- > 0;)
     if (w.marks[i].pass != w.pass) inotify_rm_watch(w.fd, w.marks[i].wd), drop(i);
-  setfsuid((unsigned)fsuid);
-  setfsgid((unsigned)fsgid);
+  fsid_leave(how);
 }
 
 /* A file created or moved into folder m: its own watch (the folder's
@@ -197,11 +197,10 @@ static void add_file(const mark *m, const char *file) {
     w.known = 0;
     return;
   }
-  int fsuid = setfsuid(w.uid), fsgid = setfsgid(w.gid);
+  int how = fsid_enter(w.uid, w.gid);
   struct stat st;
   if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) add(path, FILE_EVENTS, K_FILE, NULL);
-  setfsuid((unsigned)fsuid);
-  setfsgid((unsigned)fsgid);
+  fsid_leave(how);
 }
 
 /* ---- events ---- */

@@ -84,13 +84,13 @@ check "a run over LUAGENT_ENGINES put one session on each engine" \
 
 run_luagent sandbox ls
 ls_all() {
-  status_is 0 && stdout_has "^ENGINE  *STATE  *DOCKER  *IMAGE  *SESSIONS  *CAPACITY\$" &&
-  stdout_has "^$A  *up  *[0-9][^ ]*  *missing  *1  *2\$" && stdout_has "^$B  *up .* 1  *-\$" &&
-  stdout_has "^$C  *up .* 1  *3\$" &&
+  status_is 0 && stdout_has "^ENGINE  *STATE  *DOCKER  *IMAGE  *SESSIONS  *CAPACITY  *RUNTIMES\$" &&
+  stdout_has "^$A  *up  *[0-9][^ ]*  *missing  *1  *2  .*runc (default)\$" &&
+  stdout_has "^$B  *up .* 1  *-  .*runc (default)\$" && stdout_has "^$C  *up .* 1  *3  .*runc (default)\$" &&
   [ "$(grep -c " gone .*luagent-busybox:test *unix://" "$TMP/stdout")" = 3 ] &&
   for e in "$A" "$B" "$C"; do grep -q " gone .* $e\$" "$TMP/stdout" || { echo "no leftover on $e"; return 1; }; done
 }
-check "'sandbox ls' shows every engine (address, up, version, image, sessions, capacity) and the leftovers of each" \
+check "'sandbox ls' shows every engine (address, up, version, image, sessions, capacity, runtimes) and the leftovers of each" \
   ls_all
 run_luagent sandbox prune
 pruned() {
@@ -142,7 +142,7 @@ if [ -n "$tls_settings" ]; then
   DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$ENGINES_DIR/$NAME-tls/certs LUAGENT_ENGINES="$A,tcp://127.0.0.1:$port#2" \
     run_luagent doctor
   check "doctor reaches an engine over TLS by Docker's conventions (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH)" \
-    stdout_has "^ok   engine   tcp://127.0.0.1:$port: Docker .*capacity 2\$"
+    stdout_has "^ok   engine   tcp://127.0.0.1:$port: Docker .*capacity 2; runtimes .*runc (default)\$"
   LUAGENT_ENGINES="$A,tcp://127.0.0.1:$port#2" DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$TMP/no-certs run_luagent doctor
   check "... and with DOCKER_CERT_PATH naming no certificates, says which file is missing" \
     stdout_has "^FAIL engine   the Docker engine at tcp://127.0.0.1:$port is spoken to over TLS (DOCKER_TLS_VERIFY), but the CA certificate $TMP/no-certs/ca.pem does not exist"

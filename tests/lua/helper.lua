@@ -3,9 +3,21 @@
 --   t.test("name", function() t.eq(1 + 1, 2) end)
 --   return t.done()
 -- Prints "ok - name" / "not ok - name" lines that tests/run counts.
+--
+-- LUAGENT_TEST_RUNTIME=runsc (tests/run's gvisor entries, with DOCKER_HOST
+-- at a test engine that has that runtime): every sandbox the spec opens
+-- runs under it (sandbox.defaults.runtime), and t.test(name, fn, {skip_runtime
+-- = {runsc = "why: the gVisor limit"}}) skips a test that cannot hold there,
+-- printing a "# skip" line (counted neither way) with the reason.
 local t = {}
-local failures, count = 0, 0
 local spec = (luagent.recipe or "?"):match("([^/]+)%.lua$") or "?"
+t.runtime = os.getenv("LUAGENT_TEST_RUNTIME")
+if t.runtime == "" then t.runtime = nil end
+if t.runtime then
+  luagent.sandbox.defaults.runtime = t.runtime
+  spec = spec .. "@" .. t.runtime -- its lines apart from the default runtime's
+end
+local failures, count = 0, 0
 
 local function fail(msg, level)
   error({test_failure = true, message = msg}, level + 1)
@@ -69,7 +81,12 @@ function t.raises(fn, pattern)
   return err
 end
 
-function t.test(name, fn)
+function t.test(name, fn, opts)
+  local skip = t.runtime and opts and opts.skip_runtime and opts.skip_runtime[t.runtime]
+  if skip then
+    print(("# skip - %s: %s: under runtime %s: %s"):format(spec, name, t.runtime, skip))
+    return
+  end
   count = count + 1
   local started = luagent.now()
   local ok, err = xpcall(fn, function(e)

@@ -6,7 +6,8 @@
 -- default one (DOCKER_HOST, else /var/run/docker.sock). With one engine it
 -- says docker, image and sandbox; with several, one "engine" line each —
 -- address, whether it answers, its Docker version, whether the sandbox image
--- is there, the luagent sandboxes running on it and its capacity — then the
+-- is there, the luagent sandboxes running on it, its capacity and its
+-- runtimes (runc, runsc: gVisor; the default marked) — then the
 -- image (on at least one: sessions copy it to the others) and the leftovers
 -- of all. An engine that does not answer fails the doctor.
 local errors = require "luagent.errors"
@@ -21,8 +22,8 @@ local function line(ok, what, detail)
 end
 
 local function docker(row)
-  return true, ("engine at %s, Docker %s, API %s (luagent uses %s)"):format(
-    row.address, row.version or "?", row.api, row.client.version)
+  return true, ("engine at %s, Docker %s, API %s (luagent uses %s); runtimes %s"):format(
+    row.address, row.version or "?", row.api, row.client.version, engines.runtimes_text(row))
 end
 
 local function image_text(status)
@@ -74,9 +75,9 @@ end
 
 local function engine_line(row)
   if not row.ok then return nil, row.err end
-  return true, ("%s: Docker %s, API %s; %s; %d sandbox%s running; capacity %s"):format(row.address,
+  return true, ("%s: Docker %s, API %s; %s; %d sandbox%s running; capacity %s; runtimes %s"):format(row.address,
     row.version or "?", row.api, row.image and image_text(row.image) or "images unknown", row.sessions,
-    row.sessions == 1 and "" or "es", row.capacity or "not set")
+    row.sessions == 1 and "" or "es", row.capacity or "not set", engines.runtimes_text(row))
 end
 
 -- Several engines: the image is needed on one (sessions copy it to the others).

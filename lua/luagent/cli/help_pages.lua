@@ -919,7 +919,15 @@ The engine may be on its unix socket or on TCP (DOCKER_HOST=tcp://host:2376,
 with TLS by Docker's conventions: DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH
 holding ca.pem, cert.pem, key.pem); sessions work the same over either.
 luagent sandbox build makes the image, luagent doctor checks the engine and
-the image.]],
+the image.
+
+runtime = "runsc" (YAML: sandbox.runtime; also on pools and engine entries)
+runs a session under gVisor's user-space kernel, a second wall between the
+code and the host, if the engine lists that runtime (luagent doctor shows
+its runtimes; one it lacks fails the open, saying how to add it). Every
+guarantee above holds there but OOM attribution: a command over the memory
+cap ends the whole sandbox (sandbox_restarted); stat and ls -l fail on this
+runsc (statx), and a command costs ~25 ms. sandbox/GVISOR.md has the details.]],
   see = "luagent help network, luagent help pool, luagent help engines, luagent help sandbox; "
     .. "every option: lua/meta/sandbox.lua; "
     .. "the supervisor: sandbox/supervisor/DESIGN.md.",

@@ -14,7 +14,7 @@
 -- Every command goes over every engine sessions are made on (LUAGENT_ENGINES,
 -- else the default one: luagent.sandbox.engine_set). ls shows each engine
 -- (address, whether it answers, its Docker version, whether the sandbox
--- image is there, the luagent sandboxes running on it, its capacity) and
+-- image is there, the luagent sandboxes running on it, its capacity, its runtimes) and
 -- then the sandboxes of all, with their engine; prune prunes each engine
 -- that answers and says which do not (exit 1); build makes the image where
 -- it is missing or old: the first engine that needs it builds it (as with
@@ -129,12 +129,13 @@ local function engine_table(rows)
   for _, row in ipairs(rows) do
     wide, version = math.max(wide, #row.address), math.max(version, #(row.version or ""))
   end
-  local row_format = "%-" .. wide .. "s %-5s %-" .. version .. "s %-8s %-9s %s"
-  print(row_format:format("ENGINE", "STATE", "DOCKER", "IMAGE", "SESSIONS", "CAPACITY"))
+  local row_format = "%-" .. wide .. "s %-5s %-" .. version .. "s %-8s %-9s %-9s %s"
+  print(row_format:format("ENGINE", "STATE", "DOCKER", "IMAGE", "SESSIONS", "CAPACITY", "RUNTIMES"))
   for _, row in ipairs(rows) do
     local img = row.image and (row.image.present and (row.image.up_to_date and "present" or "old") or "missing") or "-"
     print(row_format:format(row.address, row.ok and "up" or "down", row.version or "-", img,
-      row.ok and tostring(row.sessions) or "-", row.capacity and tostring(row.capacity) or "-"))
+      row.ok and tostring(row.sessions) or "-", row.capacity and tostring(row.capacity) or "-",
+      row.ok and engines.runtimes_text(row) or "-"))
   end
   for _, row in ipairs(rows) do
     if not row.ok then print(errors.from(row.err).message) end

@@ -94,6 +94,7 @@ local BACKSTOP = 15
 -- command would wait out its whole timeout. Two pings in a row without an
 -- answer end the wait; one could be a moment of load.
 local HEARTBEAT = 15
+local CONTAINER_CHECK = 2
 -- Labels of a session's objects a rescue reads (luagent.sandbox.leftovers):
 -- what its workspace is and the user commands run as (set here); the run
 -- that made it and its save spec are its owner's (luagent.sandbox.owner).
@@ -159,18 +160,20 @@ end
 -- capabilities it needs (sandbox/supervisor/DESIGN.md), from its volume
 -- mounted read-only; commands run under it as spec.uid:gid with none. No
 -- network, caps on memory (files in RAM included: see luagent.sandbox), CPU
--- and pids, a read-only root.
+-- and pids, a read-only root; spec.runtime (runsc: gVisor) when one is named.
 local function container_body(spec, volume)
   local limits, mounts = spec.limits, spec.mounts
   local host_config = {
     Memory = limits.memory, MemorySwap = limits.memory,
-    NanoCpus = math.floor(limits.cpus * 1e9), PidsLimit = limits.pids,
+    -- gVisor: the host's pids cap would count the sandbox kernel's own threads (hitting it
+    -- kills the whole sandbox); the supervisor caps commands with RLIMIT_NPROC instead
+    NanoCpus = math.floor(limits.cpus * 1e9), PidsLimit = not spec.gvisor and limits.pids or nil,
     NetworkMode = spec.network and "bridge" or "none",
     CapDrop = {"ALL"}, CapAdd = {"SETUID", "SETGID", "KILL", "SETPCAP"},
     SecurityOpt = {"no-new-privileges:true"},
     ReadonlyRootfs = not spec.writable_root,
     Tmpfs = {[mounts.tmp.target] = ("rw,noexec,nosuid,nodev,size=%d"):format(mounts.tmp.size)},
-    Init = false,
+    Init = false, Runtime = spec.runtime, -- nil: the engine's default runtime
     Mounts = {workspace_mount(spec, volume),
               {Type = "volume", Source = supervisor.volume(), Target = supervisor.HOME, ReadOnly = true,
                VolumeOptions = {NoCopy = true}}},
@@ -478,17 +481,33 @@ end
 -- ex:wait for job's end, at most `limit` seconds (nil: no limit), asking
 -- the engine every HEARTBEAT seconds whether it still answers: true | false
 -- (the limit passed) | nil, err (the executor died, or the engine hangs).
+-- Under gVisor the container is asked too, every CONTAINER_CHECK seconds:
+-- runsc's exec does not see its sandbox die, so serve's stream can outlive a
+-- killed container (a command in flight waited out its timeout + BACKSTOP);
+-- a container the engine OOM-killed (gVisor has no memory cgroup inside: a
+-- command over the cap ends the whole sandbox) is said so.
 function Session:_wait_answering(ex, job, limit)
   local deadline = limit and loop.now() + limit
-  local missed = 0
+  local missed, next_ping = 0, loop.now() + HEARTBEAT
+  local beat = self.spec.gvisor and CONTAINER_CHECK or HEARTBEAT
   while true do
-    local slice = deadline and math.min(HEARTBEAT, deadline - loop.now()) or HEARTBEAT
+    local slice = deadline and math.min(beat, deadline - loop.now()) or beat
     if slice <= 0 then return false end
     local ended, err = ex:wait(job, slice)
     if ended ~= false then return ended, err end
-    local lost = not (deadline and loop.now() >= deadline) and recovery.engine_lost(self.client)
-    missed = lost and missed + 1 or 0
-    if missed >= 2 then return nil, lost.message end
+    if self.spec.gvisor then
+      local info = self.client:call("GET", "/containers/" .. self.container .. "/json")
+      if info and info.State and info.State.Running == false then
+        return nil, info.State.OOMKilled and "its container passed its memory limit and was OOM-killed (under gVisor a "
+          .. "command over the memory cap ends the whole sandbox)" or "its container stopped"
+      end
+    end
+    if loop.now() >= next_ping then
+      next_ping = loop.now() + HEARTBEAT
+      local lost = not (deadline and loop.now() >= deadline) and recovery.engine_lost(self.client)
+      missed = lost and missed + 1 or 0
+      if missed >= 2 then return nil, lost.message end
+    end
   end
 end
 

@@ -8,7 +8,7 @@
 --       table whose items are such strings or {host = URL, capacity = N, tls = ...}; option: how
 --       to name it in messages ("sandbox.open: engines", "LUAGENT_ENGINES"). err: kind config,
 --       naming the option and the entry.
---   entry = {host = URL, capacity = N | nil, where = 'entry 2 ("tcp://...")',
+--   entry = {host = URL, capacity = N | nil, runtime = NAME | nil, where = 'entry 2 ("tcp://...")',
 --            tls = nil (DOCKER_TLS_VERIFY's convention) | false | {ca_file, cert_file, key_file},
 --            tls_from = where TLS comes from (nil: none)}
 --   engine_config.describe(entry) -> "tcp://host:2376 (capacity 8, TLS)"
@@ -16,6 +16,8 @@
 -- An address is unix:///absolute/path or tcp://HOST:PORT (HOST a name, an
 -- IPv4 address or [an IPv6 one]); a capacity is "URL#N" or capacity = N, a
 -- whole number of sessions of this process on that engine (none: no limit).
+-- runtime = NAME (table form only): the runtime this engine's sessions run
+-- under unless sandbox.open names one (e.g. "runsc", gVisor).
 -- TLS follows Docker's conventions: a tcp:// engine without its own `tls` is
 -- spoken to with TLS when DOCKER_TLS_VERIFY is set (not "0"), with ca.pem,
 -- cert.pem and key.pem from DOCKER_CERT_PATH (default ~/.docker); tls = "DIR"
@@ -26,7 +28,7 @@ local sys = require "luagent.sys"
 
 local engine_config = {}
 
-local ENTRY_KEYS = {host = true, capacity = true, tls = true}
+local ENTRY_KEYS = {host = true, capacity = true, tls = true, runtime = true}
 
 local function bad(option, where, fmt, ...)
   return errors.fail("config", ("%s: %s: %s"):format(option, where, fmt:format(...)), {option = option})
@@ -120,7 +122,7 @@ end
 
 local function entry_of(item, option, index)
   local where = ("entry %d"):format(index)
-  local host, capacity, tls
+  local host, capacity, tls, runtime
   if type(item) == "string" then
     where = ("entry %d (%q)"):format(index, trim(item))
     local text = trim(item)
@@ -134,13 +136,17 @@ local function entry_of(item, option, index)
   elseif type(item) == "table" then
     for k in pairs(item) do
       if not ENTRY_KEYS[k] then
-        return bad(option, where, "unknown field '%s' (an engine is {host = URL, capacity = N, tls = ...})",
-                   tostring(k))
+        return bad(option, where, "unknown field '%s' (an engine is {host = URL, capacity = N, tls = ..., "
+          .. "runtime = NAME})", tostring(k))
       end
     end
     if type(item.host) ~= "string" then return bad(option, where, "host must be an engine address (a string)") end
-    host, tls = trim(item.host), item.tls
+    host, tls, runtime = trim(item.host), item.tls, item.runtime
     where = ("entry %d (%q)"):format(index, host)
+    if runtime ~= nil and (type(runtime) ~= "string" or not runtime:match("^[%w][%w._/-]*$")) then
+      return bad(option, where, "runtime = %s: name a runtime this engine lists (`luagent doctor` shows them), "
+        .. "e.g. \"runsc\" for gVisor", tostring(runtime))
+    end
     if item.capacity ~= nil then
       local err
       capacity, err = capacity_of(item.capacity, option, where)
@@ -151,7 +157,7 @@ local function entry_of(item, option, index)
   end
   local why = url_problem(host)
   if why then return bad(option, where, "%s", why) end
-  local e = {host = host, capacity = capacity, where = where}
+  local e = {host = host, capacity = capacity, where = where, runtime = runtime}
   if host:match("^unix://") then
     if tls then return bad(option, where, "tls is for tcp:// engines; a unix socket needs none") end
     return e
@@ -190,6 +196,7 @@ function engine_config.describe(e)
   local extras = {}
   if e.capacity then extras[#extras + 1] = "capacity " .. e.capacity end
   if e.tls_from then extras[#extras + 1] = "TLS: " .. e.tls_from end
+  if e.runtime then extras[#extras + 1] = "runtime " .. e.runtime end
   return #extras > 0 and ("%s (%s)"):format(e.host, table.concat(extras, ", ")) or e.host
 end
 

@@ -20,7 +20,9 @@
 --   engines.check_pool(set, spec, size, option, others) -> true | nil, err   can the engines hold a
 --       pool of size sessions of spec beside the other pools ({set, size, memory} each)?
 --   engines.status(set, image) -> {row, ...}           each engine: address, capacity, load, ok,
---       err, version, api, image (image.status), sessions (luagent sandboxes it has)
+--       err, version, api, image (image.status), sessions (luagent sandboxes it has),
+--       runtimes ({names, default}: GET /info's Runtimes and DefaultRuntime)
+--   engines.runtimes_text(row) -> "runc (default), runsc"   a row's runtimes as doctor and ls print them
 --
 -- Placement: the load of an engine is the sessions this process has on it
 -- (open boxes and pooled sessions, counted from creation to removal). A
@@ -34,6 +36,14 @@
 -- up to opts.wait seconds (sandbox.open's capacity_wait; said once on
 -- stderr), then fails with kind "capacity"; opts.stop() -> true ends the
 -- wait too (a pool that closed).
+--
+-- Runtimes: a session runs under sandbox.open's runtime, else its engine
+-- entry's (runtime = NAME), else the engine's default. Before a container
+-- is made, the engine's GET /info must list it (asked once per engine, and
+-- again while it is missing); else the open fails with kind config naming
+-- the runtime, the engine, what it has and how to add one. A runtime whose
+-- path is runsc (also the engine's default) is gVisor: spec.gvisor. The set's key
+-- holds each entry's runtime, so a pool never serves another runtime.
 --
 -- Health: an engine that does not answer (connect, a ping every few seconds
 -- while placing, a create that finds it gone, a session's call) is marked
@@ -101,7 +111,9 @@ end
 
 local function make_set(members, option)
   local keys = {}
-  for i, m in ipairs(members) do keys[i] = m.engine.key .. "#" .. tostring(m.capacity or "") end
+  for i, m in ipairs(members) do
+    keys[i] = m.engine.key .. "#" .. tostring(m.capacity or "") .. "@" .. tostring(m.entry.runtime or "")
+  end
   return {key = table.concat(keys, ","), members = members, option = option}
 end
 
@@ -363,6 +375,52 @@ local function release(e)
   e.load = e.load - 1
 end
 
+-- ---- runtimes ----
+
+local function naming(err, e)
+  err = errors.from(err)
+  if err.message:find(e.address, 1, true) then return err end
+  return errors.wrap(err, "on the Docker engine at " .. e.address)
+end
+
+-- e's runtimes from GET /info: {names = {sorted}, default = NAME}; asked
+-- again while a runtime looked for is missing (a daemon.json reloaded).
+local function runtimes(e, fresh)
+  if e.runtimes and not fresh then return e.runtimes end
+  local info, err = e.client:call("GET", "/info")
+  if not info then return nil, errors.from(err) end
+  local names, paths = {}, {}
+  for name, about in pairs(type(info.Runtimes) == "table" and info.Runtimes or {}) do
+    names[#names + 1] = name
+    paths[name] = type(about) == "table" and about.path or nil
+  end
+  table.sort(names)
+  e.runtimes = {names = names, default = info.DefaultRuntime, paths = paths}
+  return e.runtimes
+end
+
+local function lists(known_runtimes, name)
+  for _, n in ipairs(known_runtimes.names) do
+    if n == name then return true end
+  end
+  return false
+end
+
+-- true when e can run the runtime; else an error of kind config saying
+-- what it has and how to add one, before any container is made.
+local function has_runtime(e, name, from)
+  local have, err = runtimes(e)
+  if have and not lists(have, name) then have, err = runtimes(e, true) end
+  if not have then return nil, naming(err, e) end
+  if lists(have, name) then return true end
+  return errors.fail("config", ("%s = %q: the Docker engine at %s has no runtime %q (it has %s; default %s). "
+    .. "Register it in the engine's daemon.json, e.g. {\"runtimes\": {%q: {\"path\": \"/usr/bin/%s\"}}} "
+    .. "(gVisor: apt-get install runsc; runtimeArgs [\"--platform=ptrace\"] where KVM is missing), then reload the "
+    .. "engine (SIGHUP to dockerd, or systemctl reload docker)"):format(from, name, e.address, name,
+    table.concat(have.names, ", "), tostring(have.default), name, name),
+    {runtime = name, engine = e.address, runtimes = have.names})
+end
+
 -- The session counts on e until it is removed.
 local function attach(session, e)
   session.engine, session.engine_record = e.address, e
@@ -378,10 +436,21 @@ local function attach(session, e)
   return session
 end
 
-local function naming(err, e)
-  err = errors.from(err)
-  if err.message:find(e.address, 1, true) then return err end
-  return errors.wrap(err, "on the Docker engine at " .. e.address)
+-- Is the runtime (nil: the engine's default) gVisor's runsc? Its path says.
+local function is_gvisor(e, runtime)
+  local have = runtimes(e)
+  local path = have and have.paths[runtime or have.default]
+  return type(path) == "string" and path:match("runsc$") ~= nil
+end
+
+-- spec as it is, or a copy that names the engine entry's runtime, and
+-- says whether it is gVisor (spec.gvisor: the backend caps pids inside)
+local function with_runtime(spec, runtime, gvisor)
+  if spec.runtime == runtime and (spec.gvisor or false) == gvisor then return spec end
+  local copy = {}
+  for k, v in pairs(spec) do copy[k] = v end
+  copy.runtime, copy.gvisor = runtime, gvisor or nil
+  return copy
 end
 
 function engines.create(set, backend, spec, opts)
@@ -396,7 +465,11 @@ function engines.create(set, backend, spec, opts)
     local held <close> = handle.guard(e, release)
     local there
     there, err = ensure_image(set, m, spec.image)
-    if there then session, err = backend.create(e.client, spec) end
+    local runtime = spec.runtime or m.entry.runtime
+    if there and runtime then
+      there, err = has_runtime(e, runtime, spec.runtime and "runtime" or set.option .. ": " .. m.entry.where .. ": runtime")
+    end
+    if there then session, err = backend.create(e.client, with_runtime(spec, runtime, is_gvisor(e, runtime))) end
     if session then
       session.queued_s = queued
       return held:built(attach(session, e))
@@ -470,6 +543,15 @@ end
 
 -- ---- what doctor and ls show ----
 
+-- "runc (default), runsc" from a status row's runtimes ("?" when unknown)
+function engines.runtimes_text(row)
+  local have = row.runtimes
+  if not have then return "?" end
+  local names = {}
+  for i, n in ipairs(have.names) do names[i] = n == have.default and n .. " (default)" or n end
+  return table.concat(names, ", ")
+end
+
 function engines.status(set, ref)
   local rows = {}
   for i, m in ipairs(set.members) do
@@ -480,6 +562,7 @@ function engines.status(set, ref)
       row.address, row.ok, row.api = client.endpoint.description, true, client.server_version
       row.version = (client:call("GET", "/version") or {}).Version
       row.image = image.status(client, ref)
+      row.runtimes = runtimes(e, true)
       local list = leftovers.list(client)
       row.sandboxes = list
       row.sessions = 0

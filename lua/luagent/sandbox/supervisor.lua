@@ -108,11 +108,19 @@ end
 local Executor = {}
 Executor.__index = Executor
 
+-- serve UID:GID, and under gVisor the pids cap as RLIMIT_NPROC of the
+-- command user (the host's pids cgroup cannot cap gVisor's processes).
+local function serve_argv(session)
+  local argv = {supervisor.PATH, "serve", ("%d:%d"):format(session.uid, session.gid)}
+  if session.spec.gvisor and session.spec.limits then argv[4] = tostring(session.spec.limits.pids) end
+  return argv
+end
+
 function supervisor.start(session)
   local client = session.client
   local created, err = client:call("POST", "/containers/" .. session.container .. "/exec", {
     AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false, User = "0",
-    Cmd = {supervisor.PATH, "serve", ("%d:%d"):format(session.uid, session.gid)},
+    Cmd = serve_argv(session),
   })
   if not created then return nil, errors.from(err) end
   local channel
