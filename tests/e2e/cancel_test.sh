@@ -16,11 +16,6 @@ fake.script(queue, {nap, nap, nap, {text = "Rested."}})
 print(fake.base_url(queue, "openai"))
 LUA
 }
-requests_of() { "$LUAGENT" run -q /dev/stdin -- "$1" <<'LUA'
-package.path = "tests/lua/?.lua;" .. package.path
-print(#require("fake_provider_client").requests((...)))
-LUA
-}
 now() { date +%s.%N; }
 
 # interrupt MODE SIGNAL: runs the recipe, sends SIGNAL while the first nap naps
@@ -38,7 +33,7 @@ interrupt() {
   echo $? > "$TMP/status"
   took=$(awk -v a="$sent" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
   run=$(ls -d "$LUAGENT_RUNS_DIR"/*)
-  seen=$(requests_of "$q")
+  seen=$(fake_requests "$q")
 }
 
 # outcome STATUS: what every interrupted run must show

@@ -43,11 +43,6 @@ fake.script(queue, steps)
 print(fake.base_url(queue, "openai"))
 LUA
 }
-count_requests() { "$LUAGENT" run -q /dev/stdin -- "$1" <<'LUA'
-package.path = "tests/lua/?.lua;" .. package.path
-print(#require("fake_provider_client").requests((...)))
-LUA
-}
 
 mkdir -p "$TMP/proj"
 cp tests/e2e/checks_recipe.lua tests/e2e/checks_recipe.yaml tests/e2e/checks_check.lua "$TMP/proj/"
@@ -119,7 +114,7 @@ assert tidy["all"]["passed"] and tidy["all"]["note"].endswith("graded by openai/
 assert not messy["all"]["passed"] and "graded by" not in messy["all"]["note"], messy["all"]
 PY
 check "the model-graded check: asked once (only for the tidy run), marked graded, its cost apart" python3 - "$first" \
-  "$(count_requests "$qg")" <<'PY'
+  "$(fake_requests "$qg")" <<'PY'
 import json, sys
 assert sys.argv[2] == "1", sys.argv[2]
 lines = {l["variant"]: l for l in map(json.loads, open(sys.argv[1] + "/results.jsonl"))}
@@ -139,7 +134,7 @@ PY
 run_luagent eval "$TMP/proj/c.eval.yaml" -q
 second=$(ls -td "$TMP"/evals/*-paths-* | head -1)
 check "a rerun: no live call of the runs or the grader, the same verdicts" python3 - "$first" "$second" \
-  "$(count_requests "$qt") $(count_requests "$qm") $(count_requests "$qg")" <<'PY'
+  "$(fake_requests "$qt") $(fake_requests "$qm") $(fake_requests "$qg")" <<'PY'
 import json, sys
 a, b = sys.argv[1], sys.argv[2]
 assert a != b

@@ -22,11 +22,6 @@ fake.script(queue, steps)
 print(fake.base_url(queue, "openai"))
 LUA
 }
-count() { "$LUAGENT" run -q /dev/stdin -- "$1" <<'LUA'
-package.path = "tests/lua/?.lua;" .. package.path
-print(#require("fake_provider_client").requests((...)))
-LUA
-}
 
 mkdir -p "$TMP/proj/data"
 cp tests/e2e/eval_recipe.lua tests/e2e/eval_recipe.yaml "$TMP/proj/"
@@ -57,14 +52,14 @@ YAML
 spec 500
 run_luagent eval "$TMP/proj/r.eval.yaml"
 dir=$(ls -d "$TMP"/evals/*-resumed-*)
-check "the budget stops the eval after 5 of 12 runs (7 skipped)" python3 - "$dir" "$(count "$qa")" "$(count "$qb")" <<'PY'
+check "the budget stops the eval after 5 of 12 runs (7 skipped)" python3 - "$dir" "$(fake_requests "$qa")" "$(fake_requests "$qb")" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1] + "/results.jsonl")]
 assert [l["status"] for l in lines].count("ok") == 5 and len(lines) == 12, [l["status"] for l in lines]
 assert int(sys.argv[2]) + int(sys.argv[3]) == 5, sys.argv[2:]
 PY
 cp "$dir/runs/alpha/one/1/trace.jsonl" "$TMP/kept-trace.jsonl"
-before_a=$(count "$qa"); before_b=$(count "$qb")
+before_a=$(fake_requests "$qa"); before_b=$(fake_requests "$qb")
 
 spec 100000
 run_luagent eval "$TMP/proj/r.eval.yaml" --resume
@@ -72,7 +67,7 @@ check "--resume (the newest eval of the spec) with a larger budget: exit 0, says
   [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'resuming eval .*-resumed-.*: 5 of 12 runs kept, 7 to run' $TMP/stderr &&
   [ \$(ls -d $TMP/evals/*-resumed-* | wc -l) = 1 ]"
 check "...runs exactly the 7 that had not run: 7 requests, none for the 5 kept, whose trace is as it was" python3 - "$dir" \
-  "$before_a" "$before_b" "$(count "$qa")" "$(count "$qb")" "$TMP/kept-trace.jsonl" <<'PY'
+  "$before_a" "$before_b" "$(fake_requests "$qa")" "$(fake_requests "$qb")" "$TMP/kept-trace.jsonl" <<'PY'
 import json, sys
 d, ba, bb, aa, ab, kept = sys.argv[1], *map(int, sys.argv[2:6]), sys.argv[6]
 assert (aa - ba) + (ab - bb) == 7, (ba, bb, aa, ab)
@@ -87,11 +82,11 @@ check "...and the table, summary and page cover all 12" sh -c "
   grep -q '^alpha  *6 ' $TMP/stdout && grep -q '^beta  *6 ' $TMP/stdout && grep -q '^alpha,6,6,' $dir/summary.csv &&
   grep -q 'BETA answer 6' $dir/index.html"
 
-before_a=$(count "$qa"); before_b=$(count "$qb")
+before_a=$(fake_requests "$qa"); before_b=$(fake_requests "$qb")
 spec 100000 "  gamma: {label: GAMMA, model.base_url: $base_g}"
 run_luagent eval "$TMP/proj/r.eval.yaml" --resume "$(basename "$dir")"
 check "a variant added to the spec: --resume ID runs only its 6 runs" python3 - "$dir" "$before_a" "$before_b" \
-  "$(count "$qa")" "$(count "$qb")" "$(count "$qg")" "$(cat "$TMP/status")" <<'PY'
+  "$(fake_requests "$qa")" "$(fake_requests "$qb")" "$(fake_requests "$qg")" "$(cat "$TMP/status")" <<'PY'
 import json, sys
 d, ba, bb, aa, ab, g, status = sys.argv[1], *map(int, sys.argv[2:8])
 assert status == 0 and (aa, ab) == (ba, bb) and g == 6, (status, ba, bb, aa, ab, g)

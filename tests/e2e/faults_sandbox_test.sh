@@ -65,11 +65,7 @@ LUA
 )
 label=cancel-agent-$$
 run_until "turn 1 " INT run "$TMP/agent.lua" --set "base_url=$base" --set "label=$label"
-seen=$("$LUAGENT" run -q /dev/stdin -- "$q" <<'LUA'
-package.path = "tests/lua/?.lua;" .. package.path
-print(#require("fake_provider_client").requests((...)))
-LUA
-)
+seen=$(fake_requests "$q")
 agent_interrupted() {
   [ "$seen" -eq 1 ] || { echo "the provider got $seen requests: the model was asked again after the signal"; return 1; }
   interrupted 130 "$label"

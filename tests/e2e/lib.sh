@@ -5,6 +5,13 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/luagent-e2e-XXXXXX")
 TINY_DISKS=""
 trap 'for d in $TINY_DISKS; do umount "$d" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
+# fake_requests QUEUE: how many requests the fake provider's QUEUE got
+fake_requests() { "$LUAGENT" run -q /dev/stdin -- "$1" <<'LUA'
+package.path = "tests/lua/?.lua;" .. package.path
+print(#require("fake_provider_client").requests((...)))
+LUA
+}
+
 # tiny_disk DIR SIZE NAME: a tmpfs of SIZE (e.g. 64k) mounted at DIR, unmounted at exit, for
 # the check NAME; when it cannot be (not root, no tmpfs) prints NAME's "# SKIP" line and fails
 tiny_disk() {

@@ -86,18 +86,13 @@ check "... and the same artifacts" check_energy_run "$run" "$run/input/building_
 # asks the provider nothing, yet every sandbox step runs again and gives the same answer and outputs.
 cq=energy-cache-$$
 cbase=$("$LUAGENT" run -q tests/e2e/script_fake.lua -- "$cq" energy)
-count_requests() { "$LUAGENT" run -q /dev/stdin -- "$1" <<'LUA'
-package.path = "tests/lua/?.lua;" .. package.path
-print(#require("fake_provider_client").requests((...)))
-LUA
-}
 run_luagent run recipes/energy_anomaly.lua -q --cache --set model.provider=openai --set "model.base_url=$cbase" \
   --set "cache.dir=$TMP/energy-cache"
 cached_first=$(latest_run energy_anomaly); cp "$TMP/stdout" "$TMP/cache-first.out"
-asked=$(count_requests "$cq")
+asked=$(fake_requests "$cq")
 run_luagent run recipes/energy_anomaly.lua --cache --set model.provider=openai --set "model.base_url=$cbase" \
   --set "cache.dir=$TMP/energy-cache"
-cached_second=$(latest_run energy_anomaly); asked_after=$(count_requests "$cq")
+cached_second=$(latest_run energy_anomaly); asked_after=$(fake_requests "$cq")
 check "the energy recipe rerun with --cache asks the model nothing and says so, with the same answer" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && [ $asked = 6 ] && [ $asked_after = 6 ] &&
   grep -q '6 model calls: 6 from cache, 0 live' $TMP/stderr && grep -q 'The anomaly is in the report.' $TMP/stdout &&
