@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "frames.h"
 #include "fsid.h"
+#include "nofollow.h"
 
 #define CHUNK (1u << 20) /* bytes per O frame, and per read */
 
@@ -64,9 +65,9 @@ static place open_place(const char *path, size_t len, int make) {
       if (!pl.name) close(pl.dir), pl.dir = -1, pl.kind = "unreadable", pl.why = "out of memory";
       break;
     }
-    int next = openat(fd, comp.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int next = open_dir_nofollow(fd, comp.data);
     if (next < 0 && errno == ENOENT && make && mkdirat(fd, comp.data, 0755) == 0)
-      next = openat(fd, comp.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      next = open_dir_nofollow(fd, comp.data);
     if (next < 0) {
       struct stat st;
       int e = errno;

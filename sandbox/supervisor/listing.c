@@ -16,6 +16,7 @@
 #include "frames.h"
 #include "fsid.h"
 #include "watch.h"
+#include "nofollow.h"
 
 #define MAX_DEPTH 64
 #define CHUNK 65536
@@ -69,7 +70,7 @@ static void walk(lister *l, int fd, int depth) {
     } else if (S_ISDIR(st.st_mode) && depth + 1 >= MAX_DEPTH) {
       left_out(l, "too_deep");
     } else if (S_ISDIR(st.st_mode)) {
-      int sub = openat(dirfd(dir), d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int sub = open_dir_nofollow(dirfd(dir), d->d_name);
       if (sub < 0) left_out(l, "unreadable");
       else walk(l, sub, depth + 1);
     } /* links, devices, fifos, sockets: not files to copy */
@@ -92,7 +93,7 @@ static int open_root(const char *path) {
     buf_clear(&comp);
     buf_append(&comp, p, n);
     p += n;
-    int next = strcmp(comp.data, "..") == 0 ? -1 : openat(fd, comp.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int next = strcmp(comp.data, "..") == 0 ? -1 : open_dir_nofollow(fd, comp.data);
     close(fd);
     fd = next;
   }

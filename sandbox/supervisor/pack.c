@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "frames.h"
+#include "nofollow.h"
 
 #define BLOCK 512
 #define MAX_DEPTH 4096
@@ -182,7 +183,7 @@ static void directory(packer *p, int dirfd, const char *name, const struct stat 
     left_out("too_deep", p->path.data);
     return;
   }
-  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open_dir_nofollow(dirfd, name);
   DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
   if (!dir) {
     if (fd >= 0) close(fd);

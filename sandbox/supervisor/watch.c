@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fsid.h"
+#include "nofollow.h"
 
 #define MAX_DEPTH 64
 
@@ -115,7 +116,7 @@ static void walk_into(int parent, const char *name, const char *rel, int depth) 
     w.known = 0;
     return;
   }
-  int sub = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int sub = open_dir_nofollow(parent, name);
   if (sub < 0) {
     if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) w.known = 0; /* else it went: an event */
     return;
@@ -176,7 +177,7 @@ static void arm(void) {
     p += len;
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     add(path, ABOVE_EVENTS, K_ABOVE, name);
-    int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int next = open_dir_nofollow(fd, name);
     if (next < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP) w.known = 0;
     close(fd);
     fd = next; /* not there (yet): its folder's watch says when it comes */
