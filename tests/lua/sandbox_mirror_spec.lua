@@ -122,10 +122,6 @@ t.test("every way a file changes is mirrored after the command that changed it, 
   ok_exec(box, "mv output/moved.txt output/renamed.txt")
   t.eq(fs.read(dir .. "/output/renamed.txt"), "x\n", "a rename inside the folder")
   listed_after(box, "rm output/put.txt", 1, "a removal is a change; the copy goes at the close")
-  ok_exec(box, "ln output/py.txt /workspace/alias.txt")
-  unchanged_after(box, "true")
-  ok_exec(box, "echo ' through the link' >> /workspace/alias.txt")
-  t.eq(fs.read(dir .. "/output/py.txt"), "py through the link\n", "a write through a hard link outside the folder")
   ok_exec(box, "chmod 600 output/py.txt")
   ok_exec(box, "touch -d @0 output/py.txt")
   t.eq(fs.stat(dir .. "/output/py.txt").mtime, 0, "times set")
@@ -135,6 +131,16 @@ t.test("every way a file changes is mirrored after the command that changed it, 
   writer:close()
   assert(box:close())
 end)
+
+t.test("a write through a hard link from outside the folder is mirrored after the command", function()
+  local box, dir = open_saving()
+  ok_exec(box, "mkdir -p output && echo py > output/py.txt && ln output/py.txt /workspace/alias.txt")
+  unchanged_after(box, "true")
+  ok_exec(box, "echo ' through the link' >> /workspace/alias.txt")
+  t.eq(fs.read(dir .. "/output/py.txt"), "py\n through the link\n", "a write through a hard link outside the folder")
+  assert(box:close())
+end, {skip_runtime = {runsc = "gVisor's inotify does not report a write through another hard link of a watched "
+  .. "file (sandbox/GVISOR.md): the copy comes with the next change under the folder, or at the close"}})
 
 t.test("a save folder made (or replaced) after the open is watched from then on", function()
   local box, dir = open_saving()
@@ -162,6 +168,12 @@ t.test("when serve cannot know (a folder it cannot watch, events lost), the mirr
   ok_exec(box, "echo in > output/locked/in.txt && chmod 444 output/locked && mkdir output/new")
   listed_after(box, "true", 1, "a folder it may read but not search: its files cannot be watched")
   ok_exec(box, "chmod 755 output/locked")
+  assert(box:close())
+end)
+
+t.test("events lost in an overflow of the kernel's queue: the mirror lists, and misses nothing", function()
+  local box, dir = open_saving()
+  ok_exec(box, "mkdir -p output")
   -- more events than the kernel queues (fs.inotify.max_queued_events) between two
   -- reads: they are lost, a folder made after them among them
   local max = tonumber(ok_exec(box, "cat /proc/sys/fs/inotify/max_queued_events").stdout)
@@ -172,7 +184,7 @@ t.test("when serve cannot know (a folder it cannot watch, events lost), the mirr
   t.eq(fs.read(dir .. "/output/late/f.txt"), "late\n", "a file in a folder whose creation was lost in the overflow")
   unchanged_after(box, "true", "nothing changed since")
   assert(box:close())
-end)
+end, {skip_runtime = {runsc = "gVisor has no /proc/sys/fs/inotify/max_queued_events to size an overflow by"}})
 
 t.test("a restarted supervisor is asked to watch again; what changed across the restart is mirrored", function()
   local box, dir = open_saving()
