@@ -80,10 +80,16 @@ static long long count_field(lua_State *L, int fields, const char *name) {
   return (long long)v;
 }
 
+/* The request's 'path' field, which op needs (a Lua error without it). */
+static const char *needed_path(lua_State *L, int fields, const char *op) {
+  const char *path = opt_string(L, fields, "path", NULL, NULL);
+  if (!path || !*path) luaL_error(L, "send: %s needs 'path'", op);
+  return path;
+}
+
 /* A list request (sandbox/supervisor/listing.h): path, max_entries. */
 static int encode_list(lua_State *L, buf *out, long long id, int fields) {
-  const char *path = opt_string(L, fields, "path", NULL, NULL);
-  if (!path || !*path) luaL_error(L, "send: list needs 'path'");
+  const char *path = needed_path(L, fields, "list");
   char max[24];
   snprintf(max, sizeof max, "%lld", count_field(L, fields, "max_entries"));
   const sv_field list[] = {{SV_TAG_PATH, path, strlen(path)}, {SV_TAG_MAXENTRIES, max, strlen(max)}};
@@ -92,16 +98,14 @@ static int encode_list(lua_State *L, buf *out, long long id, int fields) {
 
 /* A watch request (sandbox/supervisor/watch.h): path. */
 static int encode_watch(lua_State *L, buf *out, long long id, int fields) {
-  const char *path = opt_string(L, fields, "path", NULL, NULL);
-  if (!path || !*path) luaL_error(L, "send: watch needs 'path'");
+  const char *path = needed_path(L, fields, "watch");
   const sv_field list[] = {{SV_TAG_PATH, path, strlen(path)}};
   return sv_encode(out, "watch", id, list, 1);
 }
 
 /* A read request (sandbox/supervisor/fileio.h): path, max_bytes. */
 static int encode_read(lua_State *L, buf *out, long long id, int fields) {
-  const char *path = opt_string(L, fields, "path", NULL, NULL);
-  if (!path || !*path) luaL_error(L, "send: read needs 'path'");
+  const char *path = needed_path(L, fields, "read");
   char max[24];
   snprintf(max, sizeof max, "%lld", count_field(L, fields, "max_bytes"));
   const sv_field list[] = {{SV_TAG_PATH, path, strlen(path)}, {SV_TAG_MAXBYTES, max, strlen(max)}};
@@ -177,8 +181,7 @@ static int encode(lua_State *L, buf *out, const char *op, long long id, int fiel
     return sv_encode_signal(out, id, (int)signo);
   }
   if (strcmp(op, "pack") == 0) {
-    const char *path = opt_string(L, fields, "path", NULL, NULL);
-    if (!path || !*path) luaL_error(L, "send: pack needs 'path'");
+    const char *path = needed_path(L, fields, "pack");
     return sv_encode_pack(out, id, path, count_field(L, fields, "max_bytes"), count_field(L, fields, "max_entries"));
   }
   if (strcmp(op, "list") == 0) return encode_list(L, out, id, fields);
