@@ -367,6 +367,8 @@ end
 
 -- The container runs (its PID 1 the supervisor); `fresh` when it was
 -- started now (a tmpfs workspace is then empty).
+-- Starts the container when it is not running: true, started, and the
+-- State the engine reported of the stopped container (OOMKilled) | nil, err.
 function Session:_run_container()
   local info, err = call(self.client, "GET", "/containers/" .. self.container .. "/json")
   if not info then return nil, err end
@@ -374,7 +376,7 @@ function Session:_run_container()
   local ok
   ok, err = self:_start_container()
   if not ok then return nil, err end
-  return true, true
+  return true, true, info.State
 end
 
 -- Starts the container; when its supervisor volume lacks the binary (it
@@ -498,8 +500,7 @@ function Session:_wait_answering(ex, job, limit)
     if self.spec.gvisor then
       local info = self.client:call("GET", "/containers/" .. self.container .. "/json")
       if info and info.State and info.State.Running == false then
-        return nil, info.State.OOMKilled and "its container passed its memory limit and was OOM-killed (under gVisor a "
-          .. "command over the memory cap ends the whole sandbox)" or "its container stopped"
+        return nil, info.State.OOMKilled and recovery.oom_killed_text(self) or "its container stopped"
       end
     end
     if loop.now() >= next_ping then

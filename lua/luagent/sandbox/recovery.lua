@@ -91,8 +91,9 @@ local function restart(session)
   session.python_lost = true
   local last_err
   for attempt = 1, ATTEMPTS do
-    local running, fresh = session:_run_container()
+    local running, fresh, stopped = session:_run_container()
     if not running then return nil, recovery.engine_lost(session.client) or fresh end
+    session.container_oom_killed = session.container_oom_killed or (stopped and stopped.OOMKilled) or nil
     local ok, err = true, nil
     if fresh then
       session.restarted_container = true
@@ -126,7 +127,19 @@ function recovery.closed_error(session)
   return errors.new("closed", ("the sandbox session %s is closed"):format(session.id))
 end
 
+-- Why a container the engine OOM-killed stopped.
+function recovery.oom_killed_text(session)
+  return "its container passed its memory limit and was OOM-killed" .. (session.spec.gvisor
+    and " (under gVisor a command over the memory cap ends the whole sandbox)" or "")
+end
+
+-- The stream's own last words say little when the engine OOM-killed the
+-- container (under gVisor: "urpc method failed: EOF"), and the container
+-- may still show as running when the stream ends: what the engine said of
+-- the stopped container, once the restart looked, is the reason given.
 local function restart_error(session, what, why)
+  if what == "container" and session.container_oom_killed then why = recovery.oom_killed_text(session) end
+  session.container_oom_killed = nil
   local done = what == "container"
     and ("its container had stopped and was started again%s"):format(session.spec.mounts.workspace.size
       and ", and the workspace was reset to what sandbox.open staged" or " (the workspace volume is kept)")
