@@ -365,10 +365,9 @@ end
 
 -- ---- starting ----
 
--- The container runs (its PID 1 the supervisor); `fresh` when it was
--- started now (a tmpfs workspace is then empty).
--- Starts the container when it is not running: true, started, and the
--- State the engine reported of the stopped container (OOMKilled) | nil, err.
+-- The container runs (its PID 1 the supervisor): true, `fresh` when it was
+-- started now (a tmpfs workspace is then empty), and then the State the
+-- engine reported of the stopped container (OOMKilled) | nil, err.
 function Session:_run_container()
   local info, err = call(self.client, "GET", "/containers/" .. self.container .. "/json")
   if not info then return nil, err end

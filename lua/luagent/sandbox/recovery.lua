@@ -93,10 +93,10 @@ local function restart(session)
   for attempt = 1, ATTEMPTS do
     local running, fresh, stopped = session:_run_container()
     if not running then return nil, recovery.engine_lost(session.client) or fresh end
-    session.container_oom_killed = session.container_oom_killed or (stopped and stopped.OOMKilled) or nil
     local ok, err = true, nil
     if fresh then
       session.restarted_container = true
+      session.container_oom_killed = session.container_oom_killed or (stopped and stopped.OOMKilled)
       if session.spec.mounts.workspace.size then -- the tmpfs was emptied
         session.workspace_reset = ("sandbox session %s's container stopped (the Docker engine restarted, or it was "
           .. "killed) and its workspace, kept in memory (workspace_size), was emptied with it"):format(session.id)
