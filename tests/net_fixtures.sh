@@ -1,10 +1,11 @@
 # Shell helpers for the network tests (sourced after tests/e2e/lib.sh, from the repository
 # root): the loopback upstreams of tests/net_upstreams.py, started so that they end with the test.
 #
-#   net_upstreams_start DIR [NAMES]   starts them with certificates etc. in DIR, waits for
-#       "ready" (20 s at most; fails otherwise) and sets NET_DIR, NET_HTTP, NET_HTTPS,
+#   net_upstreams_start DIR [NAMES [CANARY_PORTS]]   starts them with certificates etc. in DIR,
+#       waits for "ready" (20 s at most; fails otherwise) and sets NET_DIR, NET_HTTP, NET_HTTPS,
 #       NET_TCP_ECHO, NET_UDP_ECHO (ports on 127.0.0.1), NET_CA (the CA's PEM file),
-#       NET_WHEEL (the wheel's file name) and NET_PID
+#       NET_WHEEL (the wheel's file name) and NET_PID. NET_EXEC, when set, is a command prefix
+#       it runs under (`ip netns exec NS`: the upstreams in a network namespace of the test's)
 #   net_upstreams_stop                closes its stdin (it exits) and waits for it
 #   net_stat PATH [http|https]        how many requests for PATH arrived (over both schemes,
 #                                     or one); tcp_echo and udp_echo give those counters
@@ -20,7 +21,7 @@ net_upstreams_start() {
   mkdir -p "$NET_DIR"
   rm -f "$NET_DIR/in" "$NET_DIR/upstreams.json"
   mkfifo "$NET_DIR/in" || return 1
-  python3 tests/net_upstreams.py --dir "$NET_DIR" ${2:+--names "$2"} \
+  ${NET_EXEC:-} python3 tests/net_upstreams.py --dir "$NET_DIR" ${2:+--names "$2"} ${3:+--canary "$3"} \
     < "$NET_DIR/in" > "$NET_DIR/stdout" 2> "$NET_DIR/stderr" &
   NET_PID=$!
   exec 9> "$NET_DIR/in"

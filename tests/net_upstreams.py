@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Upstream servers for luagent's network tests (issue 19): test doubles on 127.0.0.1 only.
 
-usage: tests/net_upstreams.py --dir DIR [--names a,b,c]
+usage: tests/net_upstreams.py --dir DIR [--names a,b,c] [--canary PORT,...]
 
 At start it makes, with openssl's command line, a test CA and a server certificate in DIR
 (ca.pem, ca.key, server.pem, server.key: EC P-256, valid 2 days; the server's SANs are every
@@ -14,7 +14,10 @@ ephemeral port of 127.0.0.1, all in this one process:
     /echo               200 application/json {method, path (the request target as received),
                         scheme, sni (the TLS server name the client sent; null over http),
                         headers ({name as received: value}, repeats joined by ", "),
-                        raw_headers ([[name, value], ...] in order), body (text), body_length}
+                        raw_headers ([[name, value], ...] in order), body (text), body_length};
+                        /echo?chunk=N sends it chunked, N bytes a chunk; /echo?gzip=1 sends it
+                        gzip-compressed (Content-Encoding: gzip) whatever Accept-Encoding says;
+                        every request header also comes back as a response header X-Echo-<name>
     /bytes/N            N bytes, byte i being i % 256, sent in 64 KiB chunks as generated, with
                         Content-Length; /bytes/N?chunked=1 sends them chunked instead
     /slow/S             waits S seconds (a number, at most 600), then 200 "done\\n"
@@ -26,15 +29,25 @@ ephemeral port of 127.0.0.1, all in this one process:
                         counted. A request in absolute form (http://host/p) is routed and
                         counted as /p.
     anything else       404 "not found: <path>\\n"
+  sloppy, sloppy_tls   an HTTP/1.1 server that ignores "Connection: close" and answers every
+                request it reads on a connection (pipelined ones too), each with 200 and the
+                request line; every request it read is listed in /_stats "sloppy" as
+                {scheme, method, target, host, body}. It reads a body by Content-Length, or
+                chunked; with both it takes Content-Length (a lenient server a smuggler aims at)
+  canary        (--canary PORT,...) one dual-stack listener on [::]:PORT for each port, which
+                reaches every address of the host on that port (run it in a network namespace
+                of its own): it accepts, reads and counts. /_stats "canary" is {connections,
+                bytes, seen: ["address:port", ...]}: an attack test asserts it stays at zero
   tcp_echo      sends back every byte it receives until the client half-closes, then closes
   udp_echo      sends every datagram back to its sender
 
-Then it writes DIR/upstreams.json, {"http": port, "https": port, "tcp_echo": port,
-"udp_echo": port, "ca_file": "DIR/ca.pem", "wheel": "<file name>", "names": [...]}, and prints
+Then it writes DIR/upstreams.json, {"http": port, "https": port, "sloppy": port,
+"sloppy_tls": port, "tcp_echo": port, "udp_echo": port, "ca_file": "DIR/ca.pem", "wheel": "<file name>", "names": [...]}, and prints
 "ready" on stdout. It exits on SIGTERM or SIGINT, or when its stdin closes (start it with a
 pipe on stdin, so that a test that dies leaves nothing running; `< /dev/null` ends it at once).
 """
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -65,6 +78,8 @@ class Stats:
         self.lock = threading.Lock()
         self.paths, self.by_scheme = {}, {"http": {}, "https": {}}
         self.tcp_echo = self.udp_echo = 0
+        self.sloppy = []
+        self.canary = {"connections": 0, "bytes": 0, "seen": []}
 
     def count(self, scheme, path):
         with self.lock:
@@ -80,7 +95,19 @@ class Stats:
         with self.lock:
             return {"paths": dict(self.paths), "http": dict(self.by_scheme["http"]),
                     "https": dict(self.by_scheme["https"]),
-                    "tcp_echo": self.tcp_echo, "udp_echo": self.udp_echo}
+                    "tcp_echo": self.tcp_echo, "udp_echo": self.udp_echo,
+                    "sloppy": list(self.sloppy), "canary": json.loads(json.dumps(self.canary))}
+
+    def sloppy_request(self, entry):
+        with self.lock:
+            self.sloppy.append(entry)
+
+    def canary_event(self, where, nbytes):
+        with self.lock:
+            if where:
+                self.canary["connections"] += 1
+                self.canary["seen"].append(where)
+            self.canary["bytes"] += nbytes
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -107,6 +134,29 @@ class Handler(BaseHTTPRequestHandler):
                 self.rfile.readline()
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n else b""
+
+    def _echo(self, target, split, body):
+        headers = {}
+        for k, v in self.headers.items():
+            headers[k] = headers[k] + ", " + v if k in headers else v
+        data = (json.dumps({
+            "method": self.command, "path": target, "scheme": self.server.scheme,
+            "sni": getattr(self.connection, "luagent_sni", None),
+            "headers": headers, "raw_headers": [[k, v] for k, v in self.headers.items()],
+            "body": body.decode("utf-8", "replace"), "body_length": len(body),
+        }, indent=1) + "\n").encode()
+        echoed = {"X-Echo-" + k: v for k, v in headers.items()}
+        query = dict(p.split("=", 1) for p in split.query.split("&") if "=" in p)
+        if query.get("gzip"):
+            data = gzip.compress(data)
+            echoed["Content-Encoding"] = "gzip"
+        chunk = int(query.get("chunk", "0") or 0)
+        if chunk <= 0:
+            return self._send(200, data, "application/json", echoed)
+        self._head(200, "application/json", None, echoed)
+        for i in range(0, len(data), chunk):
+            self.wfile.write(b"%x\r\n" % len(data[i:i + chunk]) + data[i:i + chunk] + b"\r\n")
+        self.wfile.write(b"0\r\n\r\n")
 
     def _head(self, status, ctype, length=None, extra=None):
         self.send_response(status)
@@ -157,15 +207,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/hello":
             return self._send(200, f"hello from upstream {self.server.scheme} {self.headers.get('Host', '')}\n")
         if path == "/echo":
-            headers = {}
-            for k, v in self.headers.items():
-                headers[k] = headers[k] + ", " + v if k in headers else v
-            return self._send(200, json.dumps({
-                "method": self.command, "path": target, "scheme": self.server.scheme,
-                "sni": getattr(self.connection, "luagent_sni", None),
-                "headers": headers, "raw_headers": [[k, v] for k, v in self.headers.items()],
-                "body": body.decode("utf-8", "replace"), "body_length": len(body),
-            }, indent=1) + "\n", "application/json")
+            return self._echo(target, split, body)
         if path == "/auth":  # says which credential came, without giving it back to the sandbox
             value = self.headers.get("Authorization", "")
             return self._send(200, "authorization sha256 " + hashlib.sha256(value.encode()).hexdigest() + "\n")
@@ -231,6 +273,87 @@ class TCPEchoHandler(socketserver.BaseRequestHandler):
             pass
 
 
+class Sloppy(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, scheme, tls=None):
+        self.scheme, self.tls = scheme, tls
+        super().__init__(("127.0.0.1", 0), SloppyHandler)
+
+
+class SloppyHandler(socketserver.StreamRequestHandler):
+    """Every request on the connection, answered, whatever Connection says."""
+
+    def handle(self):
+        if self.server.tls:
+            try:
+                self.connection = self.server.tls.wrap_socket(self.connection, server_side=True)
+            except (ssl.SSLError, OSError):
+                return
+            self.rfile, self.wfile = self.connection.makefile("rb"), self.connection.makefile("wb")
+        while True:
+            line = self.rfile.readline(65537)
+            if not line:
+                return
+            if line in (b"\r\n", b"\n"):
+                continue
+            headers = {}
+            while True:
+                h = self.rfile.readline(65537)
+                if h in (b"\r\n", b"\n", b""):
+                    break
+                name, _, value = h.decode("latin-1").partition(":")
+                headers[name.strip().lower()] = value.strip()
+            if "content-length" in headers:
+                body = self.rfile.read(int(headers["content-length"] or 0))
+            elif headers.get("transfer-encoding", "").lower() == "chunked":
+                body = b""
+                while True:
+                    size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
+                    if size == 0:
+                        self.rfile.readline()
+                        break
+                    body += self.rfile.read(size)
+                    self.rfile.readline()
+            else:
+                body = b""
+            parts = line.decode("latin-1").split()
+            self.server.upstreams.stats.sloppy_request({
+                "scheme": self.server.scheme, "method": parts[0] if parts else "", "target":
+                parts[1] if len(parts) > 1 else "", "host": headers.get("host"),
+                "body": body.decode("latin-1")})
+            reply = line.strip()
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s"
+                             % (len(reply) + 1, reply + b"\n"))
+            self.wfile.flush()
+
+
+class CanaryHandler(socketserver.BaseRequestHandler):
+    def handle(self):
+        local = self.request.getsockname()
+        self.server.upstreams.stats.canary_event("%s:%d" % (local[0], local[1]), 0)
+        self.request.settimeout(10)
+        try:
+            while True:
+                data = self.request.recv(CHUNK)
+                if not data:
+                    break
+                self.server.upstreams.stats.canary_event(None, len(data))
+        except OSError:
+            pass
+
+
+class Canary(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    address_family = socket.AF_INET6
+
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+
 class UDPEchoHandler(socketserver.BaseRequestHandler):
     def handle(self):
         data, sock = self.request
@@ -264,7 +387,7 @@ def make_certificates(d, names):
 
 
 class Upstreams:
-    def __init__(self, d, names):
+    def __init__(self, d, names, canary_ports=()):
         self.stats = Stats()
         make_certificates(d, names)
         wheel_path = wheel_build.build(d)
@@ -281,6 +404,9 @@ class Upstreams:
         tls.sni_callback = remember_sni
 
         self.servers = {"http": HTTPServer("http", self), "https": HTTPServer("https", self, tls)}
+        self.servers["sloppy"], self.servers["sloppy_tls"] = Sloppy("http"), Sloppy("https", tls)
+        for port in canary_ports:
+            self.servers["canary_%d" % port] = Canary(("::", port), CanaryHandler)
         self.servers["tcp_echo"] = TCPEcho(("127.0.0.1", 0), TCPEchoHandler)
         self.servers["udp_echo"] = socketserver.ThreadingUDPServer(("127.0.0.1", 0), UDPEchoHandler)
         self.servers["udp_echo"].daemon_threads = True
@@ -301,6 +427,7 @@ def main():
     ap = argparse.ArgumentParser(description="upstream servers for luagent's network tests")
     ap.add_argument("--dir", required=True)
     ap.add_argument("--names", default=DEFAULT_NAMES)
+    ap.add_argument("--canary", default="", help="ports a dual-stack canary listens on")
     args = ap.parse_args()
     names = [n.strip() for n in args.names.split(",") if n.strip()]
     if not names:
@@ -319,7 +446,7 @@ def main():
         except (AttributeError, OSError):   # no stdin at all
             pass
         done.set()
-    Upstreams(d, names)
+    Upstreams(d, names, [int(p) for p in args.canary.split(",") if p.strip()])
     threading.Thread(target=watch_stdin, daemon=True).start()
     print("ready", flush=True)
     while not done.wait(1):
