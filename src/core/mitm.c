@@ -2,8 +2,9 @@
  * memory BIOs, and the ClientHello reader (mitm.h says what they are for). */
 #include "mitm.h"
 
+#include "http_head.h"
+
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -442,33 +443,41 @@ static int gather_hello(const unsigned char *d, size_t n, unsigned char *msg, si
   return 0;
 }
 
-/* The host_name entry of a server_name extension's body, lowercased. */
+/* The one host_name of a server_name extension's body, canonical
+ * (http_head.h): a list naming two servers is refused, since only one of them
+ * could be the name the rules judged. */
 static int read_server_name(reader *ext, char *name, size_t cap, const char **why) {
   reader list, host;
   unsigned type;
-  if (read_vector(ext, 2, &list) < 0) return not_hello(why, "a malformed server_name extension");
+  int found = 0;
+  if (read_vector(ext, 2, &list) < 0 || ext->left != 0) return not_hello(why, "a malformed server_name extension");
   while (list.left > 0) {
     if (read_u8(&list, &type) < 0 || read_vector(&list, 2, &host) < 0)
       return not_hello(why, "a malformed server_name extension");
-    if (type != 0) continue; /* host_name is the only type defined */
-    if (host.left == 0 || host.left > HOST_MAX) return not_hello(why, "a server name of an impossible length");
-    if (host.left >= cap) return not_hello(why, "a server name longer than the room for it");
-    for (size_t i = 0; i < host.left; i++) {
-      unsigned char c = host.p[i];
-      if (!isalnum(c) && c != '.' && c != '-' && c != '_') return not_hello(why, "a server name with bytes no host name has");
-      name[i] = (char)tolower(c);
-    }
-    name[host.left] = '\0';
-    return 1;
+    if (type != 0) return not_hello(why, "a server_name entry of an unknown type");
+    if (found) return not_hello(why, "a ClientHello that names two servers");
+    http_host canonical;
+    const char *bad = NULL;
+    if (http_host_parse((const char *)host.p, host.left, &canonical, &bad) < 0 || canonical.family != 0)
+      return not_hello(why, "a server name that is not a host name");
+    if (strlen(canonical.name) >= cap) return not_hello(why, "a server name longer than the room for it");
+    strcpy(name, canonical.name);
+    found = 1;
   }
-  return 2;
+  return found ? 1 : 2;
 }
 
+#define EXT_SERVER_NAME 0
+#define EXT_ENCRYPTED_CLIENT_HELLO 0xfe0d
+
 /* The ClientHello body: version, random, session id, cipher suites,
- * compression methods, then (optionally) the extensions. */
+ * compression methods, then (optionally) the extensions: one server_name at
+ * most, and no encrypted_client_hello (whose inner hello would name a server
+ * nobody here can read). */
 static int hello_server_name(reader *body, char *name, size_t cap, const char **why) {
   reader skip, exts, ext;
   unsigned version, type;
+  int rc = 2, seen = 0;
   if (read_u16(body, &version) < 0 || read_block(body, 32, &skip) < 0 || read_vector(body, 1, &skip) < 0 ||
       skip.left > 32 || read_vector(body, 2, &skip) < 0 || read_vector(body, 1, &skip) < 0)
     return not_hello(why, "a malformed ClientHello");
@@ -478,9 +487,14 @@ static int hello_server_name(reader *body, char *name, size_t cap, const char **
   while (exts.left > 0) {
     if (read_u16(&exts, &type) < 0 || read_vector(&exts, 2, &ext) < 0)
       return not_hello(why, "malformed ClientHello extensions");
-    if (type == 0) return read_server_name(&ext, name, cap, why);
+    if (type == EXT_ENCRYPTED_CLIENT_HELLO)
+      return not_hello(why, "a ClientHello with encrypted_client_hello (its real server name is hidden)");
+    if (type != EXT_SERVER_NAME) continue;
+    if (seen++) return not_hello(why, "a ClientHello with two server_name extensions");
+    rc = read_server_name(&ext, name, cap, why);
+    if (rc < 0) return rc;
   }
-  return 2;
+  return rc;
 }
 
 int tls_hello_sni(const char *data, size_t n, char *name, size_t cap, const char **why) {

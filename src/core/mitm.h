@@ -60,10 +60,12 @@ void mitm_tls_free(mitm_tls *t);
 
 /* Reads the server_name of a TLS ClientHello at the start of data (its
  * handshake message may span several records; never reads past n). Returns
- *   1  with the name, lowercased, in name (cap bytes, NUL included)
+ *   1  with the name, canonical (http_head.h), in name (cap bytes, NUL included)
  *   2  the hello is complete and names no server
  *   0  more bytes are needed
- *  -1  not a TLS ClientHello, malformed, or larger than 16 KiB (*why says which) */
+ *  -1  not a TLS ClientHello, malformed, larger than 16 KiB, naming two
+ *      servers (in one list or two server_name extensions), carrying
+ *      encrypted_client_hello, or a name that is not a host name (*why says which) */
 int tls_hello_sni(const char *data, size_t n, char *name, size_t cap, const char **why);
 
 #endif

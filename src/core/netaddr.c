@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,21 @@ static int refuse(const char **why, const char *reason) {
   return -1;
 }
 
-int net_cidr_parse(const char *text, net_cidr *out, const char **why) {
+static const unsigned char MAPPED_PREFIX[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+static const unsigned char NAT64_PREFIX[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* A block inside ::ffff:0:0/96 is the IPv4 block it reaches ("::ffff:10.0.0.0/104"
+ * is 10.0.0.0/8): rules are matched on what an address reaches. */
+static void unmap_block(net_cidr *c) {
+  if (c->family != AF_INET6 || c->prefix < 96 || memcmp(c->addr, MAPPED_PREFIX, 12) != 0) return;
+  memmove(c->addr, c->addr + 12, 4);
+  memset(c->addr + 4, 0, 12);
+  c->family = AF_INET;
+  c->prefix -= 96;
+}
+
+/* The block as written (special_blocks keeps ::ffff:0:0/96 as IPv6). */
+static int parse_written(const char *text, net_cidr *out, const char **why) {
   char copy[CIDR_TEXT_MAX], *addr, *prefix;
   if (!text || !*text) return refuse(why, "empty address");
   if (strlen(text) >= sizeof copy) return refuse(why, "too long for an address block");
@@ -105,6 +120,12 @@ int net_cidr_parse(const char *text, net_cidr *out, const char **why) {
                                            : "prefix out of range (0 to 128 for IPv6)");
   if (host_bits_set(&c)) return refuse(why, host_bits_reason(text, c));
   *out = c;
+  return 0;
+}
+
+int net_cidr_parse(const char *text, net_cidr *out, const char **why) {
+  if (parse_written(text, out, why) < 0) return -1;
+  unmap_block(out);
   return 0;
 }
 
@@ -205,7 +226,7 @@ static int sockaddr_bytes(const struct sockaddr *sa, int *family, const unsigned
 static const char *special_class(int family, const unsigned char *addr) {
   for (size_t i = 0; i < sizeof special_blocks / sizeof special_blocks[0]; i++) {
     net_cidr c;
-    if (net_cidr_parse(special_blocks[i].cidr, &c, NULL) == 0 && net_cidr_contains(&c, family, addr))
+    if (parse_written(special_blocks[i].cidr, &c, NULL) == 0 && net_cidr_contains(&c, family, addr))
       return special_blocks[i].name;
   }
   return NULL;
@@ -269,28 +290,92 @@ static const net_rule *first_covering(const net_rule *rules, size_t n, int allow
   return NULL;
 }
 
+/* An IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d, but not ::
+ * nor ::1) address is the IPv4 address a dual-stack socket connects to. */
+static void unmap(int family, const unsigned char *addr, int *ufamily, unsigned char *uaddr) {
+  static const unsigned char zero[12] = {0};
+  *ufamily = family;
+  memcpy(uaddr, addr, family == AF_INET ? 4 : 16);
+  if (family != AF_INET6) return;
+  uint32_t v4 = (uint32_t)addr[12] << 24 | (uint32_t)addr[13] << 16 | (uint32_t)addr[14] << 8 | addr[15];
+  if (memcmp(addr, MAPPED_PREFIX, 12) == 0 || (memcmp(addr, zero, 12) == 0 && v4 > 1)) {
+    *ufamily = AF_INET;
+    memcpy(uaddr, addr + 12, 4);
+  }
+}
+
+/* 0.0.0.0 or :: : "this host", with no address of its own. */
+static int unspecified(int family, const unsigned char *addr) {
+  static const unsigned char zero[16] = {0};
+  return memcmp(addr, zero, family == AF_INET ? 4 : 16) == 0;
+}
+
+static const unsigned char LOOPBACK4[4] = {127, 0, 0, 1}, LOOPBACK6[16] = {[15] = 1};
+
+/* What an address reaches: unmapped, and 0.0.0.0 and :: are the local host
+ * (127.0.0.1, ::1), which a connect to them reaches on Linux. */
+static void reach_of(int family, const unsigned char *addr, int *rfamily, unsigned char *raddr) {
+  unmap(family, addr, rfamily, raddr);
+  if (unspecified(*rfamily, raddr)) memcpy(raddr, *rfamily == AF_INET ? LOOPBACK4 : LOOPBACK6, *rfamily == AF_INET ? 4 : 16);
+}
+
+/* The IPv4 address a NAT64 address (64:ff9b::/96) is translated to: deny
+ * rules on IPv4 blocks cover it. 1 when there is one. */
+static int nat64_embedded(int family, const unsigned char *addr, unsigned char *v4) {
+  if (family != AF_INET6 || memcmp(addr, NAT64_PREFIX, 12) != 0) return 0;
+  memcpy(v4, addr + 12, 4);
+  return 1;
+}
+
+/* The deny rule that covers the address: as it reaches, as written, as NAT64
+ * translates it; and "this host" (0.0.0.0, ::) as either loopback address. */
+static const net_rule *first_deny(const net_rule *rules, size_t n, int family, const unsigned char *addr,
+                                  int rfamily, const unsigned char *raddr, int port) {
+  const net_rule *r = first_covering(rules, n, 0, rfamily, raddr, port);
+  if (!r) r = first_covering(rules, n, 0, family, addr, port);
+  unsigned char v4[4], u[16];
+  if (!r && nat64_embedded(family, addr, v4)) r = first_covering(rules, n, 0, AF_INET, v4, port);
+  int ufamily;
+  unmap(family, addr, &ufamily, u);
+  if (!r && unspecified(ufamily, u)) {
+    r = first_covering(rules, n, 0, AF_INET, LOOPBACK4, port);
+    if (!r) r = first_covering(rules, n, 0, AF_INET6, LOOPBACK6, port);
+  }
+  return r;
+}
+
 int net_policy_check(const net_rule *rules, size_t n, const struct sockaddr *sa, int port,
                      int need_rule, char *why, size_t whylen) {
-  int family;
+  int family, rfamily;
   const unsigned char *addr;
-  char ip[INET6_ADDRSTRLEN], where[INET6_ADDRSTRLEN + 16], rule[CIDR_TEXT_MAX + 128];
+  unsigned char raddr[16];
+  char ip[INET6_ADDRSTRLEN], rip[INET6_ADDRSTRLEN], where[2 * INET6_ADDRSTRLEN + 32], rule[CIDR_TEXT_MAX + 128];
   if (sockaddr_bytes(sa, &family, &addr) < 0)
     return decide(0, why, whylen, "not an IP address");
+  reach_of(family, addr, &rfamily, raddr);
   endpoint_text(family, addr, port, ip, where, sizeof where);
-  const net_rule *r = first_covering(rules, n, 0, family, addr, port);
+  int reaches_other = rfamily != family || memcmp(raddr, addr, family == AF_INET ? 4 : 16) != 0;
+  if (reaches_other) { /* "[::ffff:127.0.0.1]:80 (reaching 127.0.0.1)" */
+    inet_ntop(rfamily, raddr, rip, sizeof rip);
+    size_t len = strlen(where);
+    snprintf(where + len, sizeof where - len, " (reaching %s)", rip);
+  }
+  const net_rule *r = first_deny(rules, n, family, addr, rfamily, raddr, port);
   if (r) {
     rule_text(r, rule, sizeof rule);
     return decide(0, why, whylen, "%s is denied by the rule %s", where, rule);
   }
-  r = first_covering(rules, n, 1, family, addr, port);
+  r = first_covering(rules, n, 1, rfamily, raddr, port);
   if (r) {
     rule_text(r, rule, sizeof rule);
     return decide(1, why, whylen, "%s is allowed by the rule %s", where, rule);
   }
   if (need_rule) return decide(0, why, whylen, "no address rule allows %s", where);
-  const char *special = special_class(family, addr);
-  if (special)
-    return decide(0, why, whylen, "%s is %s %s address and no address rule allows it", ip,
-                  article(special), special);
+  const char *special = special_class(rfamily, raddr);
+  if (special) {
+    if (reaches_other) return decide(0, why, whylen, "%s (reaching %s) is %s %s address and no address rule allows it",
+                                     ip, rip, article(special), special);
+    return decide(0, why, whylen, "%s is %s %s address and no address rule allows it", ip, article(special), special);
+  }
   return decide(1, why, whylen, "%s is a public address", where);
 }

@@ -384,7 +384,7 @@ static void what_is_not_a_hello(void) {
   CHECK(at != NULL);
   if (at) at[3] = ' ';
   CHECK(tls_hello_sni(hello.data, hello.len, name, sizeof name, &why) == -1);
-  CHECK_STR(why, "a server name with bytes no host name has");
+  CHECK_STR(why, "a server name that is not a host name");
   buf_free(&hello);
   /* random bytes after a plausible header never read past n (ASan watches) */
   char junk[300];
@@ -398,6 +398,67 @@ static void what_is_not_a_hello(void) {
     CHECK(rc >= -1 && rc <= 2);
     free(copy);
   }
+}
+
+/* A hand-made ClientHello with these extensions (each already framed). */
+static void hand_made_hello(const char *const *exts, const size_t *lens, int n, buf *out) {
+  buf e = BUF_INIT, body = BUF_INIT;
+  for (int i = 0; i < n; i++) buf_append(&e, exts[i], lens[i]);
+  buf_append(&body, "\x03\x03", 2);
+  for (int i = 0; i < 32; i++) buf_append_char(&body, 1);
+  buf_append(&body, "\x00\x00\x02\x13\x01\x01\x00", 7);
+  buf_append_char(&body, (char)(e.len >> 8)), buf_append_char(&body, (char)(e.len & 255));
+  buf_append(&body, e.data, e.len);
+  size_t hs = body.len + 4;
+  buf_append(out, "\x16\x03\x01", 3);
+  buf_append_char(out, (char)(hs >> 8)), buf_append_char(out, (char)(hs & 255));
+  buf_append_char(out, 1), buf_append_char(out, 0);
+  buf_append_char(out, (char)(body.len >> 8)), buf_append_char(out, (char)(body.len & 255));
+  buf_append(out, body.data, body.len);
+  buf_free(&e);
+  buf_free(&body);
+}
+
+static int refused_hello(const char *const *exts, const size_t *lens, int n, const char *part) {
+  buf hello = BUF_INIT;
+  hand_made_hello(exts, lens, n, &hello);
+  char name[256];
+  const char *why = NULL;
+  int rc = tls_hello_sni(hello.data, hello.len, name, sizeof name, &why);
+  buf_free(&hello);
+  int ok = rc == -1 && why && strstr(why, part);
+  if (!ok) fprintf(stderr, "    rc %d why %s (wanted '%s')\n", rc, why ? why : "-", part);
+  return ok;
+}
+
+#define SNI_ONE "\x00\x00\x00\x15\x00\x13\x00\x00\x10hello.example.te"
+static void a_hello_names_one_server_and_hides_none(void) {
+  /* server_name: list of (type 0, "hello.example.te") — and a second entry, "evil.test" */
+  const char two[] = "\x00\x00\x00\x21\x00\x1f\x00\x00\x10hello.example.te\x00\x00\x09" "evil.test";
+  const char one[] = SNI_ONE;
+  const char ech[] = "\xfe\x0d\x00\x04\x00\x01\x02\x03";
+  const char bad[] = "\x00\x00\x00\x0e\x00\x0c\x00\x00\x09" "evil_test";
+  const char *e1[] = {two};
+  size_t l1[] = {sizeof two - 1};
+  CHECK(refused_hello(e1, l1, 1, "two servers"));
+  const char *e2[] = {one, one};
+  size_t l2[] = {sizeof one - 1, sizeof one - 1};
+  CHECK(refused_hello(e2, l2, 2, "two server_name"));
+  const char *e3[] = {one, ech};
+  size_t l3[] = {sizeof one - 1, sizeof ech - 1};
+  CHECK(refused_hello(e3, l3, 2, "encrypted_client_hello"));
+  const char *e4[] = {bad};
+  size_t l4[] = {sizeof bad - 1};
+  CHECK(refused_hello(e4, l4, 1, "not a host name"));
+  buf hello = BUF_INIT; /* the control: one name alone is read */
+  const char *e5[] = {one};
+  size_t l5[] = {sizeof one - 1};
+  hand_made_hello(e5, l5, 1, &hello);
+  char name[256];
+  const char *why = NULL;
+  CHECK(tls_hello_sni(hello.data, hello.len, name, sizeof name, &why) == 1);
+  CHECK_STR(name, "hello.example.te");
+  buf_free(&hello);
 }
 
 int main(void) {
@@ -415,5 +476,6 @@ int main(void) {
   RUN(a_hello_without_sni_is_complete_without_a_name);
   RUN(a_hello_may_span_records);
   RUN(what_is_not_a_hello);
+  RUN(a_hello_names_one_server_and_hides_none);
   TEST_EXIT();
 }

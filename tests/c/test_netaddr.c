@@ -161,11 +161,11 @@ static void without_rules_public_passes_and_special_is_refused(void) {
   CHECK(check(NULL, 0, "169.254.169.254", 80, 0) == 0);
   CHECK_STR(why, "169.254.169.254 is a link-local address and no address rule allows it");
   CHECK(check(NULL, 0, "::ffff:10.0.0.1", 80, 0) == 0);
-  CHECK_STR(why, "::ffff:10.0.0.1 is an IPv4-mapped IPv6 address and no address rule allows it");
+  CHECK_STR(why, "::ffff:10.0.0.1 (reaching 10.0.0.1) is a private address and no address rule allows it");
   CHECK(check(NULL, 0, "fd00::1", 80, 0) == 0);
   CHECK_STR(why, "fd00::1 is a unique-local address and no address rule allows it");
   CHECK(check(NULL, 0, "0.0.0.0", 80, 0) == 0);
-  CHECK_STR(why, "0.0.0.0 is an unspecified address and no address rule allows it");
+  CHECK_STR(why, "0.0.0.0 (reaching 127.0.0.1) is a loopback address and no address rule allows it");
   CHECK(check(NULL, 0, "2606:4700::1111", 443, 0) == 1);
   CHECK_STR(why, "[2606:4700::1111]:443 is a public address");
 }
@@ -211,15 +211,45 @@ static void deny_wins_over_allow(void) {
   CHECK_STR(why, "1.1.1.1:443 is denied by the rule 1.1.1.1/32");
 }
 
-static void an_ipv4_rule_never_matches_a_mapped_address(void) {
-  net_rule rules[] = {rule("10.0.0.0/8", 1, 0, NULL), rule("0.0.0.0/0", 1, 0, NULL)};
-  CHECK(check(rules, 2, "::ffff:10.0.0.1", 80, 0) == 0);
-  CHECK_STR(why, "::ffff:10.0.0.1 is an IPv4-mapped IPv6 address and no address rule allows it");
-  CHECK(check(rules, 2, "::ffff:10.0.0.1", 80, 1) == 0);
-  /* nor an IPv6 deny an IPv4 address */
+/* The attack this closes: deny 127/8 beside an allow-all, and the same
+ * address written another way went through. */
+static void rules_match_what_an_address_reaches(void) {
+  net_rule rules[] = {rule("127.0.0.0/8", 0, 0, NULL), rule("169.254.0.0/16", 0, 0, NULL),
+                      rule("10.0.0.0/8", 0, 0, NULL), rule("0.0.0.0/0", 1, 0, NULL), rule("::/0", 1, 0, NULL)};
+  size_t n = sizeof rules / sizeof rules[0];
+  const char *denied[] = {"::ffff:127.0.0.1", "::ffff:169.254.169.254", "::ffff:10.1.2.3", "0.0.0.0",
+                          "::127.0.0.1", "64:ff9b::7f00:1", "::ffff:0.0.0.0"};
+  for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+    CHECK(check(rules, n, denied[i], 8079, 0) == 0);
+    CHECK(check(rules, n, denied[i], 8079, 1) == 0);
+    if (!strstr(why, "is denied by the rule")) fprintf(stderr, "    %s: %s\n", denied[i], why);
+  }
+  CHECK(check(rules, n, "::ffff:127.0.0.1", 8079, 0) == 0);
+  CHECK_STR(why, "[::ffff:127.0.0.1]:8079 (reaching 127.0.0.1) is denied by the rule 127.0.0.0/8");
+  CHECK(check(rules, n, "::ffff:11.0.0.1", 80, 1) == 1); /* reaching a public address that 0.0.0.0/0 allows */
+  CHECK_STR(why, "[::ffff:11.0.0.1]:80 (reaching 11.0.0.1) is allowed by the rule 0.0.0.0/0");
+  /* :: reaches ::1, which a deny on ::1 covers */
+  net_rule v6[] = {rule("::1", 0, 0, NULL), rule("::/0", 1, 0, NULL)};
+  CHECK(check(v6, 2, "::", 80, 1) == 0);
+  CHECK_STR(why, "[::]:80 (reaching ::1) is denied by the rule ::1/128");
+  /* "this host" has no address of its own: a deny on either loopback covers it */
+  CHECK(check(rules, n, "::", 8079, 1) == 0);
+  CHECK_STR(why, "[::]:8079 (reaching ::1) is denied by the rule 127.0.0.0/8");
+  /* without rules: a mapped public address is public, a mapped private one private */
+  CHECK(check(NULL, 0, "::ffff:8.8.8.8", 443, 0) == 1);
+  CHECK(check(NULL, 0, "::", 80, 0) == 0);
+  CHECK_STR(why, ":: (reaching ::1) is a loopback address and no address rule allows it");
+  /* an IPv6 deny never covers an IPv4 address */
   net_rule deny6[] = {rule("::/0", 0, 0, NULL)};
   CHECK(check(deny6, 1, "8.8.8.8", 80, 0) == 1);
   CHECK(check(deny6, 1, "2606:4700::1111", 80, 0) == 0);
+}
+
+static void mapped_rules_are_the_ipv4_blocks_they_reach(void) {
+  CHECK_STR(parsed("::ffff:127.0.0.1"), "127.0.0.1/32");
+  CHECK_STR(parsed("[::ffff:10.0.0.0]/104"), "10.0.0.0/8");
+  CHECK_STR(parsed("::ffff:0:0/96"), "0.0.0.0/0");
+  CHECK_STR(parsed("::fffe:0:0/95"), "::fffe:0:0/95"); /* wider than the mapped block: stays IPv6 */
 }
 
 static void a_short_reason_buffer_is_safe(void) {
@@ -239,7 +269,8 @@ int main(void) {
   RUN(an_ip_literal_needs_a_rule);
   RUN(allow_rules_admit_special_addresses_on_their_ports);
   RUN(deny_wins_over_allow);
-  RUN(an_ipv4_rule_never_matches_a_mapped_address);
+  RUN(rules_match_what_an_address_reaches);
+  RUN(mapped_rules_are_the_ipv4_blocks_they_reach);
   RUN(a_short_reason_buffer_is_safe);
   TEST_EXIT();
 }
