@@ -5,7 +5,9 @@
 --                straight to 127.0.0.1, and in a sandbox through its proxy (the
 --                supervisor's egress relay, the host's proxy, the upstream); over
 --                HTTP and over HTTPS (a CONNECT tunnel, the sandbox's curl verifying
---                the fixture's CA itself); curl's own time_total, MB/s (10^6 bytes).
+--                the fixture's CA itself), and over HTTPS to a host a secret is bound to
+--                (TLS ends at luagent: the body decoded, searched for the secret's
+--                value and framed again); curl's own time_total, MB/s (10^6 bytes).
 --   requests     200 small GETs (/hello) one after another from one process: python3
 --                urllib (a new connection each, as most scripts do) and one curl with
 --                200 URLs (one kept-alive connection), ms per request, and what the
@@ -38,9 +40,12 @@ local U = json.decode(assert(fs.read(work .. "/upstreams.json")))
 
 -- the sandbox reaches the upstreams by name (its NO_PROXY lists 127.0.0.1), pinned to loopback
 local NAME = "other.test.example" -- in the server certificate's SANs; no secret bound: HTTPS is tunnelled untouched
+local SECRET_HOST = "pkgs.test.example" -- a secret is bound to it: TLS ends at luagent
 local ruled = assert(sandbox.open{network = {
-  allow = {NAME .. ":" .. U.http, NAME .. ":" .. U.https, "127.0.0.1:" .. U.http, "127.0.0.1:" .. U.https},
-  hosts = {[NAME] = "127.0.0.1"},
+  allow = {NAME .. ":" .. U.http, NAME .. ":" .. U.https, SECRET_HOST .. ":" .. U.https, "127.0.0.1:" .. U.http,
+           "127.0.0.1:" .. U.https},
+  hosts = {[NAME] = "127.0.0.1", [SECRET_HOST] = "127.0.0.1"}, ca_file = U.ca_file,
+  secrets = {BENCH_TOKEN = {hosts = {SECRET_HOST}, value = "bench-" .. sys.random_hex(16)}},
 }, manifest = {["ca.pem"] = sandbox.text(assert(fs.read(U.ca_file)))}})
 local plain = assert(sandbox.open{network = false})
 
@@ -86,6 +91,11 @@ local downloads = {
                ("https://%s:%d%s"):format(NAME, U.https, path)}},
   {label = "HTTPS, sandbox tunnel", run = box_run,
    argv = curl{"--cacert", "/workspace/ca.pem", ("https://%s:%d%s"):format(NAME, U.https, path)}},
+  {label = "HTTPS, host direct", run = host_run,
+   argv = curl{"--noproxy", "*", "--cacert", U.ca_file, "--resolve", ("%s:%d:127.0.0.1"):format(SECRET_HOST, U.https),
+               ("https://%s:%d%s"):format(SECRET_HOST, U.https, path)}},
+  {label = "HTTPS, TLS ends at luagent", run = box_run, -- the sandbox trusts the session CA (CURL_CA_BUNDLE)
+   argv = curl{("https://%s:%d%s"):format(SECRET_HOST, U.https, path)}},
 }
 for _, d in ipairs(downloads) do d.rates, d.walls = {}, {} end
 for i = 1, rounds + 1 do

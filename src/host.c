@@ -23,6 +23,7 @@ int luaopen_luagent_engine_stream(lua_State *L);
 int luaopen_luagent_tar(lua_State *L);
 int luaopen_luagent_errors_core(lua_State *L);
 int luaopen_luagent_process(lua_State *L);
+int luaopen_luagent_http_head(lua_State *L);
 
 static const luaL_Reg C_MODULES[] = {
     {"luagent.loop", luaopen_luagent_loop}, {"luagent.http", luaopen_luagent_http},
@@ -30,6 +31,7 @@ static const luaL_Reg C_MODULES[] = {
     {"luagent.fs", luaopen_luagent_fs},     {"luagent.sys", luaopen_luagent_sys},
     {"luagent.engine_stream", luaopen_luagent_engine_stream}, {"luagent.tar", luaopen_luagent_tar},
     {"luagent.errors.core", luaopen_luagent_errors_core}, {"luagent.process", luaopen_luagent_process},
+    {"luagent.http_head", luaopen_luagent_http_head},
     {NULL, NULL}};
 
 /* ---- the embedded Lua library ---- */

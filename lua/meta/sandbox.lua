@@ -115,7 +115,10 @@
 ---@class luagent.NetworkSecret
 ---@field hosts string[] the host names ("api.example.com", "*.example.com") it may be sent to; each must be
 ---allowed by network.allow; TLS to them ends at luagent, with the session's CA
----@field value string the value, e.g. os.getenv("GITHUB_TOKEN") (nil raises: is the variable set?)
+---@field value string the value, e.g. os.getenv("GITHUB_TOKEN") (nil raises: is the variable set?); at least 8
+---bytes. Whatever comes back from its hosts has the value replaced by the placeholder
+---@field headers? string[] header names the placeholder may also stand in, beside Authorization, X-Api-Key,
+---Api-Key, X-Auth-Token, X-Access-Token, Private-Token, X-Goog-Api-Key and Cookie (anywhere else it is refused)
 
 ---One connection of a sandbox with rules: a trace event of type "network" (and box:network().recent).
 ---@class luagent.NetworkEvent
@@ -129,7 +132,8 @@
 ---@field allowed boolean
 ---@field rule string? the rule that allowed or denied it
 ---@field reason string? why it was refused (the line the client got in the 403's body)
----@field status integer? the refusal's HTTP status: 403, 400 (malformed request), 502 (upstream unreachable)
+---@field status integer? the refusal's HTTP status: 403, 400 (malformed request), 431 (a head over 64 KiB), 501 (a
+---transfer coding other than chunked), 502 (upstream unreachable, or an answer that could not be searched for secrets)
 ---@field bytes_up integer? bytes from the sandbox upstream
 ---@field bytes_down integer? bytes from upstream to the sandbox
 ---@field ms integer how long the connection lasted
@@ -138,13 +142,16 @@
 ---@field secret_refused string? the name of the secret whose placeholder made it refused
 ---@field limit "max_connections"|"max_bytes"? the limit that refused or cut it
 ---@field error string? what ended a connection that was allowed
+---@field dropped_bytes integer? bytes the client sent past its one request (never forwarded)
+---@field values_returned integer? times a secret's value came back and was replaced by its placeholder
 
 ---The rules of a live session as plain data (box:network().rules, the sandbox_open event): no secret value.
 ---@class luagent.NetworkRulesNow
 ---@field allow string[]
 ---@field deny string[]
 ---@field hosts table<string, string>
----@field secrets table<string, {hosts: string[]}> by name: the hosts each may go to
+---@field secrets table<string, {hosts: string[], headers: string}> by name: the hosts each may go to, and the
+---headers it may stand in
 ---@field ca_file string?
 ---@field max_connections integer
 ---@field max_bytes integer?

@@ -9,22 +9,31 @@
  *       (url | unix_socket + path, TLS, connect_timeout, body; timeout: seconds for
  *       the relay to say it listens), ca = true: a per-session CA for TLS termination
  *     egress:accept() -> conn | nil, err         the next connection (kind closed/egress_lost)
- *     egress:head(conn [, seconds]) -> head | nil, why    the bytes through the first
- *         blank line (an HTTP request head); the rest stays for splice. why: "closed",
- *         "timeout", "too_large"
+ *     egress:head(conn [, seconds [, "proxy" | "origin"]]) -> request | nil, err   the
+ *         request head, parsed once in C into its canonical form (src/core/http_head.h;
+ *         the table: lua/meta/http_head.lua), its framing kept for splice; the bytes
+ *         after it stay for splice. err.kind: closed, timeout, protocol (err.status 400,
+ *         431 for a head over 64 KiB however it arrives, 501)
  *     egress:hello(conn [, seconds]) -> sni | false | nil, why   waits for a TLS
  *         ClientHello (kept for splice) and gives its server name (false: none)
  *     egress:reply(conn, bytes [, close])        bytes to the client (through TLS once
  *         terminated); close: then the connection ends
- *     egress:connect(conn, {url, resolve, policy, need_rule, ca_file, timeout})
- *         -> address | nil, err     the upstream connection; policy: {{cidr, allow,
- *         ports}} checked for each address before a socket opens (src/core/netaddr.h);
+ *     egress:connect(conn, {host, port, tls, pin, policy, need_rule, ca_file, timeout})
+ *         -> address | nil, err     the upstream connection to a canonical host (a
+ *         text that is not one raises: libcurl never parses request text); pin: the
+ *         address to connect to instead of resolving; policy: {{cidr, allow, ports}}
+ *         checked for each address before a socket opens (src/core/netaddr.h);
  *         err.kind: denied (the check refused every address), connect, tls
  *     egress:terminate(conn, host) -> true | nil, err   TLS with the client ends here,
  *         with a certificate for host signed by the session CA; head() then reads
  *         the plaintext
- *     egress:splice(conn [, first]) -> {up, down, ms, error, kind}   first, then what
- *         the client sent, go upstream; both ways until either side ends
+ *     egress:splice(conn [, first [, {exchange = true, scrub = {{value, placeholder}...}}]])
+ *         -> {up, down, ms, error, kind, dropped, replaced}   first, then what the client
+ *         sent, go upstream; both ways until either side ends. With exchange: one
+ *         request (its body as head() framed it) and its response
+ *         (src/core/http_exchange.h): bytes past the request are dropped (counted in
+ *         dropped), the connection ends with the response; with scrub as well, every
+ *         value in the response is replaced by its placeholder (replaced counts them)
  *     egress:forget(conn)        frees a connection the host is done with
  *     egress:limit{max_bytes = n}  bytes both ways over every connection; passing it
  *         ends the connections that carry bytes (kind "max_bytes")
@@ -41,15 +50,18 @@
 
 #include "egress_frames.h"
 #include "host.h"
+#include "http_exchange.h"
+#include "http_head.h"
 #include "lua_docker_wire.h"
 #include "lua_engine_stream.h"
+#include "lua_errors.h"
+#include "lua_http_head.h"
 #include "lua_util.h"
 #include "mitm.h"
 #include "netaddr.h"
 #include "rawconn.h"
 #include "sched.h"
 
-#define MAX_HEAD 65536
 /* One D message carries at most this much: a long read is cut in pieces. */
 #define MAX_PIECE 65536
 
@@ -67,6 +79,11 @@ typedef struct eg_conn {
   buf outq;        /* bytes for the client waiting for the relay's window (never past it) */
   int want_h, h_sent, want_close, c_sent; /* H and C go only after every byte before them */
   int client_eof, gone, up_eof, connecting, connected, splicing, done;
+  size_t head_scanned; /* how far head() looked for the end of a head */
+  int head_kind;       /* HTTP_PROXY_REQUEST or HTTP_ORIGIN_REQUEST: what head() reads */
+  http_exchange_opts request; /* the framing head() found, for splice's exchange */
+  char method[24];
+  http_exchange *hx;   /* splice with exchange: one request, its response */
   mitm_tls *tls;
   rawconn *up;
   net_rule *policy;
@@ -274,6 +291,7 @@ static void free_conn(eg_conn *c) {
     wake(c->waiter);
   }
   rawconn_free(c->up);
+  http_exchange_free(c->hx);
   if (c->tls) mitm_tls_free(c->tls);
   buf_free(&c->in);
   buf_free(&c->outq);
@@ -308,8 +326,32 @@ static void up_connected(void *ctx) {
   if (c->waiter) wake(c->waiter);
 }
 
+/* Bytes for the client: through TLS when it ends here. */
+static void give_client(eg_conn *c, const char *data, size_t n) {
+  if (c->tls) {
+    mitm_tls_write(c->tls, data, n);
+    flush_tls(c);
+  } else {
+    to_client(c, data, n);
+  }
+}
+
+/* The upstream ended its side of an exchange: what the exchange still holds
+ * goes to the client, and the connection ends. */
+static void exchange_ended(eg_conn *c) {
+  buf down = BUF_INIT;
+  int complete = http_exchange_upstream_end(c->hx, &down);
+  if (down.len) give_client(c, down.data, down.len);
+  buf_free(&down);
+  end_conn(c, complete ? NULL : "network", complete ? NULL : http_exchange_why(c->hx));
+}
+
 static void up_ended(eg_conn *c) {
   c->up_eof = 1;
+  if (c->hx) {
+    exchange_ended(c);
+    return;
+  }
   if (c->tls || c->client_eof) {
     end_conn(c, NULL, NULL);
     return;
@@ -326,11 +368,17 @@ static int up_data(void *ctx, const char *data, size_t n) {
     return -1;
   }
   if (!count_bytes(c, n, 0)) return -1;
-  if (c->tls) {
-    mitm_tls_write(c->tls, data, n);
-    flush_tls(c);
+  if (!c->hx) {
+    give_client(c, data, n);
   } else {
-    to_client(c, data, n);
+    buf down = BUF_INIT;
+    int rc = http_exchange_upstream(c->hx, data, n, &down);
+    if (down.len) give_client(c, down.data, down.len);
+    buf_free(&down);
+    if (rc != 0) { /* the response is complete (the upstream may not close), or refused */
+      end_conn(c, rc < 0 ? "refused" : NULL, rc < 0 ? http_exchange_why(c->hx) : NULL);
+      return -1;
+    }
   }
   if (c->outq.len) rawconn_pause(c->up, 1); /* the window is full: upstream waits */
   return 0;
@@ -366,11 +414,22 @@ static int vet_address(void *ctx, const struct sockaddr *address, char *why, siz
 
 static void on_client_eof(eg_conn *c);
 
+/* The client's plaintext, spliced: as it is, or one request's worth of it. */
+static void upward(eg_conn *c, const char *data, size_t n) {
+  if (!c->hx) {
+    if (count_bytes(c, n, 1)) rawconn_write(c->up, data, n);
+    return;
+  }
+  buf up = BUF_INIT;
+  if (http_exchange_client(c->hx, data, n, &up) < 0) end_conn(c, "protocol", http_exchange_why(c->hx));
+  else if (up.len && count_bytes(c, up.len, 1)) rawconn_write(c->up, up.data, up.len);
+  buf_free(&up);
+}
+
 /* Bytes the client sent while spliced: on, through TLS when it ends here. */
 static void client_bytes(eg_conn *c, const char *data, size_t n) {
   if (!c->tls) {
-    if (!count_bytes(c, n, 1)) return;
-    rawconn_write(c->up, data, n);
+    upward(c, data, n);
     return;
   }
   buf plain = BUF_INIT;
@@ -380,8 +439,8 @@ static void client_bytes(eg_conn *c, const char *data, size_t n) {
     char why[400];
     snprintf(why, sizeof why, "TLS with the sandbox's client failed: %s", mitm_tls_error(c->tls));
     end_conn(c, "tls", why);
-  } else if (plain.len && count_bytes(c, plain.len, 1)) {
-    rawconn_write(c->up, plain.data, plain.len);
+  } else if (plain.len) {
+    upward(c, plain.data, plain.len);
   }
   buf_free(&plain);
   if (!c->done && mitm_tls_peer_closed(c->tls)) on_client_eof(c); /* its close_notify */
@@ -427,7 +486,10 @@ static void on_client_data(eg_conn *c, const char *data, size_t n) {
 
 static void on_client_eof(eg_conn *c) {
   c->client_eof = 1;
-  if (c->splicing && c->up && !c->tls) rawconn_shutdown(c->up);
+  if (c->splicing && c->hx && !http_exchange_request_complete(c->hx))
+    end_conn(c, "protocol", "the client ended before its request's body did");
+  /* a tunnel's end goes on; an exchange's request was whole: the upstream answers it */
+  if (c->splicing && c->up && !c->tls && !c->hx) rawconn_shutdown(c->up);
   if (c->splicing && c->up_eof) end_conn(c, NULL, NULL);
   if (c->waiter) wake(c->waiter);
 }
@@ -682,39 +744,49 @@ static int wait_conn_k(lua_State *L, int status, lua_KContext ctx) {
   }
   if (c->done || c->client_eof) {
     wait_finish(w);
-    lua_pushnil(L);
-    lua_pushstring(L, c->error[0] ? c->error : "closed");
-    return 2;
+    return luagent_fail(L, "closed", "%s", c->error[0] ? c->error : "the client closed the connection");
   }
   if (w->timed_out) {
     wait_finish(w);
-    lua_pushnil(L);
-    lua_pushstring(L, "timeout");
-    return 2;
+    return luagent_fail(L, "timeout", "nothing whole came in time");
   }
   return wait_again(L, w, wait_conn_k);
 }
 
+/* The request head, once its end is there: parsed (the framing kept for
+ * splice), and taken off what the client sent. The end is looked for only in
+ * what came since the last look, and never past HTTP_HEAD_MAX: a head costs
+ * time linear in its length however it arrives. */
 static int head_ready(lua_State *L) {
   egress *eg = luagent_check_handle(L, 1, &EGRESS);
   eg_conn *c = find_conn(eg, luaL_checkinteger(L, 2));
-  const char *end = c->in.len ? memmem(c->in.data, c->in.len, "\r\n\r\n", 4) : NULL;
-  if (!end) {
-    if (c->in.len <= MAX_HEAD) return 0;
-    lua_pushnil(L);
-    lua_pushstring(L, "too_large");
-    return 2;
+  long end = http_head_end(c->in.data ? c->in.data : "", c->in.len, &c->head_scanned);
+  if (end == 0) return 0;
+  if (end < 0) return lhttp_fail(L, 431, "a request head longer than 64 KiB");
+  http_message m;
+  int status;
+  const char *why = NULL;
+  int rc = http_request_parse(c->in.data, (size_t)end, c->head_kind, &m, &status, &why);
+  if (rc < 0) {
+    rc = lhttp_fail(L, status, why);
+    http_message_free(&m);
+    return rc;
   }
-  size_t n = (size_t)(end + 4 - c->in.data);
-  lua_pushlstring(L, c->in.data, n);
-  memmove(c->in.data, c->in.data + n, c->in.len - n);
-  c->in.len -= n;
+  lhttp_push_request(L, &m);
+  snprintf(c->method, sizeof c->method, "%s", m.method);
+  c->request = (http_exchange_opts){m.body, m.length, c->method, m.minor, NULL};
+  http_message_free(&m);
+  buf_consume(&c->in, (size_t)end);
+  c->head_scanned = 0;
   return 1;
 }
 
 static int l_head(lua_State *L) {
   egress *eg = luagent_check_open(L, 1, &EGRESS);
   eg_conn *c = check_conn(L, eg, 2);
+  static const char *const kinds[] = {"proxy", "origin", NULL};
+  c->head_kind = luaL_checkoption(L, 4, "proxy", kinds) == 0 ? HTTP_PROXY_REQUEST : HTTP_ORIGIN_REQUEST;
+  c->head_scanned = 0;
   return wait_for(L, eg, c, luaL_optnumber(L, 3, 30), head_ready);
 }
 
@@ -728,9 +800,7 @@ static int hello_ready(lua_State *L) {
   if (rc == 1) lua_pushstring(L, name);
   else if (rc == 2) lua_pushboolean(L, 0);
   if (rc > 0) return 1;
-  lua_pushnil(L);
-  lua_pushfstring(L, "not a TLS ClientHello: %s", why ? why : "?");
-  return 2;
+  return luagent_fail(L, "protocol", "not a TLS ClientHello: %s", why ? why : "?");
 }
 
 static int l_hello(lua_State *L) {
@@ -802,15 +872,37 @@ static int connect_k(lua_State *L, int status, lua_KContext ctx) {
   return luagent_fail(L, c->kind[0] ? c->kind : "closed", "%s", c->error[0] ? c->error : "the client went away");
 }
 
+/* The upstream's URL and pin, from a canonical host alone: a text that is
+ * not one is a bug in the caller (the host went through http_head). */
+static void upstream_target(lua_State *L, char *url, size_t urlcap, char *resolve, size_t rcap) {
+  size_t n;
+  const char *host = opt_string(L, 3, "host", NULL, &n), *why = NULL;
+  int port = (int)opt_integer(L, 3, "port", 0);
+  http_host h;
+  luaL_argcheck(L, host != NULL && port >= 1 && port <= 65535, 3, "options 'host' and 'port' are required");
+  if (http_host_parse(host, n, &h, &why) < 0 || strcmp(h.name, host) != 0)
+    luaL_error(L, "egress:connect: %s is not a canonical host", host);
+  const char *open = h.family == 6 ? "[" : "", *close = h.family == 6 ? "]" : "";
+  snprintf(url, urlcap, "%s://%s%s%s:%d", opt_boolean(L, 3, "tls", 0) ? "https" : "http", open, h.name, close, port);
+  resolve[0] = '\0';
+  const char *pin = opt_string(L, 3, "pin", NULL, NULL);
+  if (!pin) return;
+  unsigned char addr[16];
+  int v6 = strchr(pin, ':') != NULL;
+  if (inet_pton(v6 ? AF_INET6 : AF_INET, pin, addr) != 1) luaL_error(L, "egress:connect: pin %s is not an address", pin);
+  snprintf(resolve, rcap, "%s:%d:%s%s%s", h.name, port, v6 ? "[" : "", pin, v6 ? "]" : "");
+}
+
 static int l_connect(lua_State *L) {
   egress *eg = luagent_check_open(L, 1, &EGRESS);
   eg_conn *c = check_conn(L, eg, 2);
   luaL_checktype(L, 3, LUA_TTABLE);
   luaL_argcheck(L, !c->up, 2, "the connection already has an upstream");
+  char url[HTTP_HOST_MAX + 32], resolve[HTTP_HOST_MAX + 80];
+  upstream_target(L, url, sizeof url, resolve, sizeof resolve);
   rawconn_target t = {0};
-  t.url = opt_string(L, 3, "url", NULL, NULL);
-  luaL_argcheck(L, t.url != NULL, 3, "option 'url' is required");
-  t.resolve = opt_string(L, 3, "resolve", NULL, NULL);
+  t.url = url;
+  t.resolve = resolve[0] ? resolve : NULL;
   t.ca_file = opt_string(L, 3, "ca_file", NULL, NULL);
   t.connect_timeout = opt_number(L, 3, "timeout", 10);
   t.label = opt_string(L, 3, "label", NULL, NULL);
@@ -871,6 +963,12 @@ static void push_stats(lua_State *L, eg_conn *c) {
     lua_pushstring(L, c->kind);
     lua_setfield(L, -2, "kind");
   }
+  if (c->hx) {
+    lua_pushinteger(L, (lua_Integer)http_exchange_dropped(c->hx));
+    lua_setfield(L, -2, "dropped");
+    lua_pushinteger(L, (lua_Integer)http_exchange_replaced(c->hx));
+    lua_setfield(L, -2, "replaced");
+  }
 }
 
 static int splice_k(lua_State *L, int status, lua_KContext ctx) {
@@ -888,17 +986,47 @@ static int splice_k(lua_State *L, int status, lua_KContext ctx) {
   return 1;
 }
 
+/* opts.scrub: {{value, placeholder}, ...} -> a scrub (NULL when empty). */
+static scrub *read_scrub(lua_State *L, int opts) {
+  lua_getfield(L, opts, "scrub");
+  size_t n = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0;
+  scrub *sc = n ? scrub_new() : NULL;
+  for (size_t i = 1; i <= n && sc; i++) {
+    lua_rawgeti(L, -1, (lua_Integer)i);
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
+    size_t vn, pn;
+    const char *value = lua_tolstring(L, -2, &vn), *placeholder = lua_tolstring(L, -1, &pn);
+    if (!value || !placeholder || scrub_add(sc, value, vn, placeholder, pn) < 0) {
+      scrub_free(sc);
+      luaL_error(L, "egress:splice: scrub[%d] must be {value, placeholder} (1 to %d bytes)", (int)i, SCRUB_NEEDLE_MAX);
+    }
+    lua_pop(L, 3);
+  }
+  lua_pop(L, 1);
+  return sc;
+}
+
 static int l_splice(lua_State *L) {
   egress *eg = luagent_check_open(L, 1, &EGRESS);
   eg_conn *c = check_conn(L, eg, 2);
   size_t n = 0;
   const char *first = luaL_optlstring(L, 3, "", &n);
   luaL_argcheck(L, c->up && c->connected, 2, "connect it first");
+  if (lua_istable(L, 4) && opt_boolean(L, 4, "exchange", 0) && !c->hx) {
+    http_exchange_opts o = c->request;
+    o.scrub = read_scrub(L, 4);
+    c->hx = http_exchange_new(&o);
+    if (!c->hx) {
+      scrub_free(o.scrub);
+      return luaL_error(L, "out of memory");
+    }
+  }
   lua_settop(L, 2);
   if (!c->done) {
     if (n && count_bytes(c, n, 1)) rawconn_write(c->up, first, n);
     c->splicing = 1;
-    if (!c->done && c->in.len && count_bytes(c, c->in.len, 1)) rawconn_write(c->up, c->in.data, c->in.len);
+    if (!c->done && c->in.len) upward(c, c->in.data, c->in.len);
     buf_clear(&c->in);
     settle_credit(c);
     if (!c->done && c->client_eof) on_client_eof(c);

@@ -158,16 +158,6 @@ void lchannel_pace(sv_channel *ch) {
   docker_attach_pause(ch->attach, full);
 }
 
-static void set_integer(lua_State *L, const char *name, lua_Integer v) {
-  lua_pushinteger(L, v);
-  lua_setfield(L, -2, name);
-}
-
-static void set_boolean(lua_State *L, const char *name, int v) {
-  lua_pushboolean(L, v);
-  lua_setfield(L, -2, name);
-}
-
 /* Pushes the result table of r (and a pack's report, see lsink_finish). */
 static void push_result(lua_State *L, sv_result *r) {
   int truncated = 0;

@@ -45,6 +45,21 @@ static const char *anchor_converted(lua_State *L, int t, const char *field, size
   return s;
 }
 
+void set_string(lua_State *L, const char *field, const char *value) {
+  lua_pushstring(L, value);
+  lua_setfield(L, -2, field);
+}
+
+void set_integer(lua_State *L, const char *field, lua_Integer value) {
+  lua_pushinteger(L, value);
+  lua_setfield(L, -2, field);
+}
+
+void set_boolean(lua_State *L, const char *field, int value) {
+  lua_pushboolean(L, value);
+  lua_setfield(L, -2, field);
+}
+
 const char *opt_string(lua_State *L, int t, const char *field, const char *def, size_t *len) {
   t = lua_absindex(L, t);
   if (!get_field_of_type(L, t, field, LUA_TSTRING)) {

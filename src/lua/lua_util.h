@@ -22,6 +22,11 @@ int opt_boolean(lua_State *L, int t, const char *field, int def);
 /* Pushes field `field` if it is a function (returns 1), else pushes nothing. */
 int opt_function(lua_State *L, int t, const char *field);
 
+/* Fields of the table on top of the stack (a result being built). */
+void set_string(lua_State *L, const char *field, const char *value);
+void set_integer(lua_State *L, const char *field, lua_Integer value);
+void set_boolean(lua_State *L, const char *field, int value);
+
 /* Creates the metatable `name` with methods and metamethods from `methods`
  * (entries starting "__" are metamethods, the rest go to __index). For
  * classes that are not handles (a parser, a sentinel); handles use

@@ -33,13 +33,14 @@ local function open(network)
 end
 
 local n = 0
--- attack(box, mode, bytes [, host, port]) -> what came back (the client's stdout)
-local function attack(box, mode, bytes, host, port)
+-- attack(box, mode, bytes [, host, port [, wait]]) -> what came back (the client's stdout)
+local function attack(box, mode, bytes, host, port, wait)
   n = n + 1
   local file = ("payload-%d"):format(n)
   assert(box:put(file, bytes))
   local argv = {"python3", "/workspace/attack.py", mode, "/workspace/" .. file}
   if host then argv[#argv + 1], argv[#argv + 2] = host, tostring(port) end
+  if wait then argv[#argv + 1], argv[#argv + 2] = "--wait", tostring(wait) end
   local r = assert(box:exec(argv, {timeout = 60}))
   return r.stdout .. (r.exit_code ~= 0 and ("\n<client exit " .. r.exit_code .. ": " .. r.stderr .. ">") or "")
 end
@@ -151,11 +152,12 @@ t.test("deny rules on addresses hold for mapped IPv6, 0.0.0.0 and ::", function(
     {what = "IPv4-compatible [::127.0.0.1]", bytes = get("http://[::127.0.0.1]:8079/", "[::127.0.0.1]:8079")},
     {what = "NAT64 [64:ff9b::7f00:1]", bytes = get("http://[64:ff9b::7f00:1]:8079/", "[64:ff9b::7f00:1]:8079")},
     {what = "a name pinned to ::ffff:127.0.0.1", bytes = get("http://pinned.example.test:8079/", "pinned.example.test:8079")},
-    {what = "a name whose address is ::ffff:127.0.0.1", bytes = get("http://mapped.example.test:8079/", "mapped.example.test:8079")},
+    {what = "a name whose address is ::ffff:127.0.0.1",
+     bytes = get("http://mapped.example.test:8079/", "mapped.example.test:8079")},
     {what = "CONNECT [::ffff:127.0.0.1]", bytes = "CONNECT [::ffff:127.0.0.1]:8079 HTTP/1.1\r\n\r\n"},
   }, 403)
   -- and what the rules allow still works: a public address
-  local answer = attack(addr, "raw", get("http://[2600:1::1]:8079/", "[2600:1::1]:8079"))
+  local answer = attack(addr, "raw", get("http://[2600:1::1]:8079/", "[2600:1::1]:8079"), nil, nil, 2)
   t.ok(stats().canary.connections > 0, "the allowed public address was reached: " .. answer:sub(1, 200))
 end)
 
@@ -172,7 +174,7 @@ local tls = open{
 local API = ("https://api.example.test:%d"):format(U.https)
 
 local function curl(args)
-  local r = assert(tls:exec("curl -sS -m 20 -i " .. args .. " 2>&1", {timeout = 60}))
+  local r = assert(tls:exec("curl -sS -m 20 -i --suppress-connect-headers " .. args .. " 2>&1", {timeout = 60}))
   return r.stdout
 end
 
@@ -244,11 +246,13 @@ t.test("one request per connection over plain HTTP: nothing pipelined or smuggle
       "hello" .. SMUGGLED), want = 400, seen = {}},
     {what = "a list in Content-Length", bytes = post("/cl3", "Content-Length: 5, 50\r\n", "hello"), want = 400, seen = {}},
     {what = "a Transfer-Encoding other than chunked", bytes = post("/te", "Transfer-Encoding: gzip, chunked\r\n",
-      "0\r\n\r\n"), want = 400, seen = {}},
+      "0\r\n\r\n"), want = 501, seen = {}},
     {what = "Transfer-Encoding: xchunked", bytes = post("/te2", "Transfer-Encoding: xchunked\r\n", "0\r\n\r\n"),
-     want = 400, seen = {}},
+     want = 501, seen = {}},
+    -- the head goes before the body is read: the upstream sees it, and the connection end where the
+    -- body stops being chunked
     {what = "a chunk size that is not hex", bytes = post("/badchunk", "Transfer-Encoding: chunked\r\n",
-      "5x\r\nhello\r\n0\r\n\r\n"), seen = {}},
+      "5x\r\nhello\r\n0\r\n\r\n" .. SMUGGLED), seen = {"POST /badchunk "}},
     {what = "a folded header line", bytes = ("GET http://%s/fold HTTP/1.1\r\nHost: %s\r\nX-A: a\r\n b\r\n\r\n")
       :format(SLOPPY, SLOPPY), want = 400, seen = {}},
     {what = "a bare CR in a header", bytes = ("GET http://%s/cr HTTP/1.1\r\nHost: %s\r\nX-A: a\rGET /smuggled\r\n\r\n")
@@ -292,17 +296,17 @@ end)
 
 t.test("a long run of blanks in a header value costs the event loop nothing worth measuring", function()
   local held, answer = loop_held(function()
-    return attack(names, "raw", "GET http://a.example.test/ HTTP/1.1\r\nHost: a.example.test\r\nX-Pad: x"
+    return attack(names, "raw", "GET http://nowhere.test/ HTTP/1.1\r\nHost: nowhere.test\r\nX-Pad: x"
       .. (" "):rep(60000) .. "y\r\n\r\n")
   end)
-  t.ok(status(answer) ~= nil, "answered: " .. answer:sub(1, 200))
+  t.eq(status(answer), 403, "parsed, then judged: " .. answer:sub(1, 200))
   t.lt(held, 1.0, "the longest the loop was held, in seconds")
 end)
 
 t.test("a 1 MiB head sent at once is refused as too large, and the loop is not held", function()
   for _, fill in ipairs{"a", " ", "x: y\r\n"} do
     local held, answer = loop_held(function()
-      return attack(names, "raw", "GET http://a.example.test/ HTTP/1.1\r\nHost: a.example.test\r\nX-Pad: "
+      return attack(names, "raw", "GET http://nowhere.test/ HTTP/1.1\r\nHost: nowhere.test\r\nX-Pad: "
         .. fill:rep((1 << 20) // #fill) .. "\r\n\r\n")
     end)
     t.eq(status(answer), 431, ("%q: %s"):format(fill, answer:sub(1, 200)))
@@ -338,7 +342,7 @@ t.test("a ClientHello with two server names, two server_name extensions or encry
   }, nil, "bytes")
   -- the plain hello passes: the canary gets it (the test's control)
   local before = stats().canary.bytes
-  attack(names, "hello", client_hello{sni{"hello.example.test"}}, "hello.example.test", 443)
+  attack(names, "hello", client_hello{sni{"hello.example.test"}}, "hello.example.test", 443, 2)
   t.ok(stats().canary.bytes > before, "a hello naming the host alone goes through")
 end)
 

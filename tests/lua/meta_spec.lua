@@ -46,7 +46,7 @@ local MODULES = {
 -- its class marked "low-level: recipes normally do not need this", and not a
 -- field of the luagent class.
 local LOW_LEVEL = {"loop", "sys", "events", "run", "manifest", "tar", "engine_client", "engine_stream", "dates", "process",
-                   "context"}
+                   "context", "http_head"}
 for _, name in ipairs(LOW_LEVEL) do MODULES["luagent." .. name] = {name .. ".lua", name} end
 
 -- Lua classes (capitalised locals with methods in lua/luagent) -> annotation file

@@ -6,6 +6,7 @@
 local t = require "helper"
 local rules_mod = require "luagent.sandbox.network_rules"
 local egress = require "luagent.sandbox.egress"
+local http_head = require "luagent.http_head"
 local sandbox = require "luagent.sandbox"
 
 local function compile(spec)
@@ -114,22 +115,84 @@ t.test("every malformed setting: one error naming the field, raised by sandbox.o
 end)
 
 t.test("proxy request heads: absolute form, CONNECT, and what is refused", function()
-  local parse = egress.parse_request
+  local function parse(head) return http_head.parse_request(head, "proxy") end
   local r = assert(parse("GET http://API.example.com:8080/x?y=1 HTTP/1.1\r\nHost: api.example.com:8080\r\n\r\n"))
-  t.eq(r.host, "api.example.com"); t.eq(r.port, 8080); t.eq(r.path, "/x?y=1")
+  t.eq(r.host, "api.example.com"); t.eq(r.port, 8080); t.eq(r.path, "/x?y=1"); t.eq(r.body, "none")
+  t.same(r.host_header, {host = "api.example.com", port = 8080})
   r = assert(parse("CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n"))
-  t.ok(r.connect); t.eq(r.host, "::1"); t.eq(r.port, 443)
+  t.ok(r.connect); t.eq(r.host, "::1"); t.eq(r.port, 443); t.eq(r.family, 6); t.ok(r.literal)
   t.eq(assert(parse("GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n")).port, 80)
-  local _, why = parse("GET /relative HTTP/1.1\r\nHost: x\r\n\r\n")
-  t.match(why, "names its target in full")
-  _, why = parse("GET https://example.com/ HTTP/1.1\r\n\r\n")
-  t.match(why, "https:// through the proxy: use CONNECT")
-  _, why = parse("GET http://example.com/ HTTP/1.1\r\nBad Header: x\r\n\r\n")
-  t.match(why, "malformed header line")
-  _, why = parse("CONNECT example.com HTTP/1.1\r\n\r\n")
-  t.match(why, "CONNECT needs host:port")
-  _, why = parse("SSH-2.0-OpenSSH\r\n\r\n")
-  t.match(why, "not an HTTP/1.x request line")
+  r = assert(parse("POST http://a.example/ HTTP/1.1\r\nHost: a.example\r\nContent-Length: 12\r\n\r\n"))
+  t.eq(r.body, "length"); t.eq(r.length, 12)
+  local refused = {
+    {"GET /relative HTTP/1.1\r\nHost: x\r\n\r\n", 400, "names its target in full"},
+    {"GET https://example.com/ HTTP/1.1\r\n\r\n", 400, "https:// through the proxy: use CONNECT"},
+    {"GET http://example.com/ HTTP/1.1\r\nBad Header: x\r\n\r\n", 400, "not a token"},
+    {"CONNECT example.com HTTP/1.1\r\n\r\n", 400, "no port"},
+    {"SSH-2.0-OpenSSH\r\n\r\n", 400, "not an HTTP request line"},
+    {"POST http://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "both"},
+    {"POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "chunked alone"},
+  }
+  for _, case in ipairs(refused) do
+    local ok, err = parse(case[1])
+    t.eq(ok, nil, case[3]); t.eq(err.kind, "protocol"); t.eq(err.status, case[2], case[3]); t.match(err.message, case[3])
+  end
+end)
+
+-- The one canonical form of a host (src/core/http_head.c): what the rules judge, what
+-- libcurl connects to, and what a ClientHello's name is compared with.
+local CANONICAL = {
+  {"API.Example.COM.", "api.example.com", 0}, {"xn--bcher-kva.example", "xn--bcher-kva.example", 0},
+  {"1.2.3.4", "1.2.3.4", 4}, {"[2001:DB8::1]", "2001:db8::1", 6}, {"::ffff:127.0.0.1", "::ffff:127.0.0.1", 6},
+}
+local NOT_A_HOST = {
+  {"evil.test\0.example.test", "NUL"}, {"x@uploads.example.test", "userinfo"}, {"evil%2etest", "percent"},
+  {"evil.test/.example.test", "'/'"}, {"evil.test?.a", "'?'"}, {"evil.test#.a", "'#'"}, {"evil\\.a", "'\\'"},
+  {"\xc3\xa9vil.example", "non%-ASCII"}, {"evil test", "space"}, {"under_score.example", "no host name has"},
+  {"0x0b000001", "IPv4"}, {"184549377", "IPv4"}, {"11.1", "IPv4"}, {"013.0.0.1", "IPv4"}, {"a.b.1", "IPv4"},
+  {"a..b", "empty label"}, {("a"):rep(64) .. ".b", "63"}, {"[fe80::1%eth0]", "zone"},
+}
+
+t.test("hosts: one canonical form, and every other spelling refused naming the part", function()
+  for _, case in ipairs(CANONICAL) do
+    local name, family = http_head.host(case[1])
+    t.eq(name, case[2], case[1]); t.eq(family, case[3], case[1])
+  end
+  for _, case in ipairs(NOT_A_HOST) do
+    local name, err = http_head.host(case[1])
+    t.eq(name, nil, case[1]); t.match(err.message, case[2], case[1])
+  end
+  t.eq(select(2, http_head.authority("example.com", 80)), 80)
+  t.eq(select(2, http_head.authority("example.com:8443", 80)), 8443)
+end)
+
+t.test("rules are canonical by the same parser; mapped address rules are the IPv4 blocks they reach", function()
+  local r = compile{allow = {"API.Example.com.:443", "::ffff:10.0.0.0/104", "[::ffff:127.0.0.1]:8080"}}
+  t.ok(r:decide("api.example.com", 443).allowed)
+  t.same(r:address_policy()[1].cidr, "10.0.0.0/8")
+  t.same(r:address_policy()[2].cidr, "127.0.0.1/32")
+  local _, why = rules_mod.compile{allow = {"under_score.example"}}
+  t.match(why, 'network%.allow%[1%] = "under_score%.example": not a host name.*no host name has')
+  _, why = rules_mod.compile{allow = {"0x7f000001"}}
+  t.match(why, "IPv4 address in a form other than four decimal octets")
+  r = compile{allow = {"a.example"}, hosts = {["a.example"] = "::ffff:127.0.0.1"}}
+  t.eq(r:pinned("a.example"), "127.0.0.1", "a pin to a mapped address is the IPv4 address it reaches")
+end)
+
+t.test("a secret's headers: the usual credential headers, and more by name; short values refused", function()
+  local r = compile{allow = {"api.example.com"}, secrets = {
+    T = {hosts = {"api.example.com"}, value = "0123456789abcdef", headers = {"X-Custom-Token"}}}}
+  local s = r.secrets[1]
+  t.ok(s.headers.authorization and s.headers["x-api-key"] and s.headers["x-custom-token"])
+  t.match(r:describe().secrets.T.headers, "Authorization, X%-Api%-Key.*X%-Custom%-Token$")
+  local _, why = rules_mod.compile{allow = {"a.example"}, secrets = {T = {hosts = {"a.example"}, value = "short"}}}
+  t.match(why, "network%.secrets%.T%.value is 5 bytes")
+  _, why = rules_mod.compile{allow = {"a.example"}, secrets = {T = {hosts = {"a.example"}, value = "0123456789",
+                                                                    headers = {"bad header"}}}}
+  t.match(why, 'network%.secrets%.T%.headers%[1%] = "bad header": not a header name')
+  _, why = rules_mod.compile{allow = {"a.example"}, secrets = {T = {hosts = {"a.example"}, value = "0123456789",
+                                                                    header = {"X"}}}}
+  t.match(why, "network%.secrets%.T%.header is not a setting")
 end)
 
 t.done()

@@ -243,7 +243,7 @@ t.test("CONNECT to a denied host, a TLS hello naming another host, a Host header
   local ev = last_event("other.test.example")
   t.eq(ev.allowed, false); t.match(ev.reason, "TLS hello names pkgs%.test%.example but the tunnel is to other%.test%.example")
   r = sh(box, ("curl -sS -m 20 -w '%%{http_code}' -H 'Host: denied.test.example' %s/hello"):format(HTTP))
-  t.match(r.stdout, "the Host header names denied%.test%.example but the request goes to api%.test%.example.*403$")
+  t.match(r.stdout, "the Host header names denied%.test%.example:80 but the request goes to api%.test%.example:%d+.*403$")
 end)
 
 t.test("names pinned or resolving to private or loopback addresses are refused unless an address rule names them", function()

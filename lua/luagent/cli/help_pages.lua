@@ -985,12 +985,30 @@ port; an IPv6 address with a port is bracketed: [fd00::1]:5432). An allow
 rule without a port allows 80 and 443; a deny rule without one covers
 every port. Deny wins over allow, and nothing is allowed by default.
 
+One host, read once. A request's host is parsed once, in C, into one
+canonical form, and the rules, the resolver and the connection all use
+that form, never the request's text: a DNS name by the host name grammar
+alone (letters, digits, hyphens and dots, lower case, one final dot
+dropped, an international name as punycode xn--...) or an IP address in
+its strict form (four decimal octets; IPv6 in brackets). Anything else is
+refused with a 400 naming the part, before any DNS query or connection:
+a NUL byte, userinfo (user@host), percent-escapes, / ? # or \ inside the
+authority, spaces, non-ASCII bytes, and an IPv4 address written as a
+name (0x0b000001, 184549377, 11.1, 013.0.0.1). Rules are read by the same
+parser, so a rule and a request cannot mean two different hosts.
+
 Names are resolved on the host, and a connection to a name passes twice:
 the name (with its port) must be allowed, and the address it resolves to
 must be public or itself named by an address rule. Loopback, private,
 link-local (169.254.169.254, the cloud metadata service), unique-local,
-IPv4-mapped IPv6, carrier-grade NAT, multicast, reserved, documentation,
-NAT64, 6to4 and Teredo addresses are refused otherwise. The check is made
+carrier-grade NAT, multicast, reserved, documentation, NAT64, 6to4 and
+Teredo addresses are refused otherwise. Addresses are matched by what
+they reach: an IPv4-mapped ([::ffff:127.0.0.1]) or IPv4-compatible
+([::127.0.0.1]) address is that IPv4 address, 0.0.0.0 and [::] are the
+local host, a NAT64 address meets the deny rules of the IPv4 address it
+is translated to; so deny = {"127.0.0.0/8"} holds however 127.0.0.1 is
+written, and an address rule written as ::ffff:10.0.0.0/104 is
+10.0.0.0/8. The check is made
 in C at the moment the socket opens, for the exact address it opens, so a
 name that resolves to a public address once and a private one the next
 time (DNS rebinding) gains nothing. An address rule alone allows
@@ -1001,12 +1019,24 @@ needs an address rule, as 10.0.0.5:8080 above.
 
 What passes. HTTP proxy requests in absolute form (GET http://host/path):
 the Host header must name the same host and port, and the request goes
-upstream in origin form with Connection: close and the Proxy-* headers
-dropped. A client gets 30 s to send its request head. An https:// URL in absolute form is refused: HTTPS goes through
-CONNECT. CONNECT host:port answers 200 only once the upstream connection
-is made; a tunnel to a name must start with a TLS ClientHello whose server
-name (SNI) is that name, or it is closed (domain fronting is refused); a
-tunnel to an IP literal carries anything. No UDP (so no QUIC), no DNS, no
+upstream in origin form with Connection: close and the hop-by-hop and
+Proxy-* headers dropped. A client gets 30 s to send its request head, of
+at most 64 KiB and 128 header lines however it arrives (431 beyond);
+lines end in CRLF, and a folded line, a bare CR, a NUL or a control byte
+is a 400. One request per connection: luagent forwards exactly one
+request, its body framed as its head says (Content-Length bytes, or
+chunked: decoded and framed again), refuses a request with both
+Content-Length and Transfer-Encoding (400) or another transfer coding
+(501), and never forwards a byte past the body (a pipelined or smuggled
+request); the connection ends with the response, even when the upstream
+would serve more. An https:// URL in absolute form is refused: HTTPS goes
+through CONNECT. CONNECT host:port answers 200 only once the upstream
+connection is made; a tunnel to a name must start with a TLS ClientHello
+that names that one server (SNI) and no other: a hello naming another
+host (domain fronting), two hosts, or carrying encrypted_client_hello
+(whose real name is hidden; Chromium sends it, start it with
+--disable-features=EncryptedClientHello) is closed. A tunnel to an IP
+literal carries anything. No UDP (so no QUIC), no DNS, no
 raw sockets: the sandbox resolves nothing, luagent resolves for it.
 
 Limits. max_connections (default 64) at once; one more is refused.
@@ -1025,9 +1055,20 @@ per-session placeholder in the sandbox's environment, never the value:
 NAME=luagent-secret-<name>-<32 hex>. Each of a secret's hosts must be
 allowed. For those hosts only, TLS ends at luagent with a per-session CA
 (EC P-256; its key never leaves luagent), the placeholder is replaced by
-the value in the request head (the request line and the headers, not the
-body), and the request goes upstream over TLS verified against the host's
-system CAs plus network.ca_file. The sandbox trusts the session CA through
+the value in the headers a credential belongs in (Authorization,
+X-Api-Key, Api-Key, X-Auth-Token, X-Access-Token, Private-Token,
+X-Goog-Api-Key, Cookie; headers = {...} on the secret adds others), and the
+request goes upstream over TLS verified against the host's system CAs
+plus network.ca_file. A placeholder anywhere else (the request target,
+another header) is refused: an upstream that quotes the request back has
+no value to quote. What comes back from those hosts is searched, head and
+body, across every read and chunk boundary: each secret's value is
+replaced by its placeholder before the sandbox sees it (an endpoint that
+echoes the request's headers gives back the placeholder). luagent asks
+those hosts for an uncompressed answer (Accept-Encoding: identity) and
+refuses one that is compressed anyway (502): it could not be searched.
+A host that quotes only part of a value is not caught: bind a secret to
+hosts you trust with it. The sandbox trusts the session CA through
 /tmp/.luagent/ca-bundle.pem (the image's own
 /etc/ssl/certs/ca-certificates.crt, network.ca_file and the session CA),
 named by SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, PIP_CERT,
@@ -1062,7 +1103,8 @@ session opens: a malformed rule, a wildcard that is not the first label
 (sandbox.open: network.allow[1] = "api.*.com": a wildcard may only be the
 first label ('*.example.com')), a port out of range, a CIDR with host bits
 (did you mean 10.0.0.0/8?), a secret without hosts, a secret whose value
-is nil (is the environment variable set?), a secret host that is not
+is nil (is the environment variable set?) or shorter than 8 bytes (it
+could not be told apart in what comes back), a secret host that is not
 allowed, a ca_file that is missing or not PEM, an unknown key. A bad rule
 given to box:allow or box:deny raises, naming it (box:allow[1] = "...").
 
@@ -1073,13 +1115,15 @@ The fields of a network event:]],
     {"address", "the address luagent connected to"},
     {"allowed", "true or false"},
     {"rule, reason", "the rule that decided; why it was refused (the body of the refusal)"},
-    {"status", "the refusal's HTTP status (403, 400, 502)"},
+    {"status", "the refusal's HTTP status (403, 400, 431, 501, 502)"},
     {"bytes_up", "bytes from the sandbox upstream; bytes_down the other way"},
     {"ms", "how long the connection lasted"},
     {"tls_terminated", "TLS ended at luagent (a host with secrets)"},
     {"secrets", "the names of the secrets put in the request (never a value)"},
     {"secret_refused", "the secret whose placeholder made the request refused"},
     {"limit", "max_connections or max_bytes, when a limit refused or cut it"},
+    {"dropped_bytes", "bytes the client sent past its one request (a pipelined request): never forwarded"},
+    {"values_returned", "how many times a secret's value came back and was replaced by its placeholder"},
     {"error", "what ended an allowed connection early"},
   },
   see = "luagent help sandboxes, luagent help traces; lua/meta/sandbox.lua (luagent.NetworkRules, box:network); "

@@ -21,7 +21,7 @@ cli.FILES = {
   "cache.lua", "eval.lua", "checks.lua", "schema.lua", "mcp.lua",
   -- the low-level modules, one file each
   "loop.lua", "sys.lua", "events.lua", "run.lua", "manifest.lua", "tar.lua", "engine_client.lua", "engine_stream.lua",
-  "dates.lua", "process.lua", "context.lua",
+  "dates.lua", "process.lua", "context.lua", "http_head.lua",
 }
 
 cli.LIBRARY = ".luagent/meta"

@@ -22,6 +22,7 @@ local engine_stream = require "luagent.engine_stream"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
 local fs = require "luagent.fs"
+local http_head = require "luagent.http_head"
 local loop = require "luagent.loop"
 local secrets = require "luagent.secrets"
 local supervisor = require "luagent.sandbox.supervisor"
@@ -41,95 +42,44 @@ local Egress = {}
 Egress.__index = Egress
 
 -- ---- requests ----
-
-local TOKEN = "^[!#$%%&'*+.^_`|~%w-]+$"
-
--- "host:port" or "[v6]:port" -> host, port
-local function split_authority(text, default_port)
-  local host, port = text:match("^%[([^%]]+)%]:?(%d*)$")
-  if not host then host, port = text:match("^([^:%[%]]+):?(%d*)$") end
-  if not host or host == "" then return nil end
-  port = port ~= "" and tonumber(port) or default_port
-  if not port or port < 1 or port > 65535 then return nil end
-  return host:lower():gsub("%.$", ""), port
-end
-
-local function parse_headers(lines)
-  local headers = {}
-  for line in lines:gmatch("([^\r\n]*)\r\n") do
-    local name, value = line:match("^([^:]+):[ \t]*(.-)[ \t]*$")
-    if not name or not name:match(TOKEN) then return nil, "a malformed header line: " .. line:sub(1, 80) end
-    headers[#headers + 1] = {name = name, lower = name:lower(), value = value}
-  end
-  return headers
-end
-
-local function header(headers, lower)
-  local found
-  for _, h in ipairs(headers) do
-    if h.lower == lower then
-      if found then return nil, "two " .. h.name .. " headers" end
-      found = h.value
-    end
-  end
-  return found
-end
-
--- A request head -> {method, target, version, headers, connect, host, port, path} | nil, why
-local function parse_request(head, inner)
-  local line, rest = head:match("^([^\r\n]*)\r\n(.*)\r\n$")
-  if not line then return nil, "not an HTTP request" end
-  local method, target, version = line:match("^(%u+) (%S+) (HTTP/1%.[01])$")
-  if not method then return nil, "not an HTTP/1.x request line: " .. line:sub(1, 80) end
-  local headers, why = parse_headers(rest)
-  if not headers then return nil, why end
-  local r = {method = method, target = target, version = version, headers = headers}
-  if inner then
-    if target:sub(1, 1) ~= "/" then return nil, "the request inside the tunnel must be in origin form (GET /path)" end
-    r.path = target
-    return r
-  end
-  if method == "CONNECT" then
-    r.connect = true
-    r.host, r.port = split_authority(target)
-    if not r.host then return nil, "CONNECT needs host:port, not " .. target end
-    return r
-  end
-  local scheme, authority, path = target:match("^(%a[%w+.-]*)://([^/?#]+)(.*)$")
-  if not scheme then return nil, "a proxy request names its target in full (http://host/path), not " .. target end
-  if scheme:lower() ~= "http" then
-    return nil, ("%s:// through the proxy: use CONNECT (HTTPS_PROXY) for it"):format(scheme)
-  end
-  r.host, r.port = split_authority(authority, 80)
-  if not r.host then return nil, "no host in " .. target end
-  r.path = path ~= "" and path or "/"
-  return r
-end
+-- A request head is parsed once, in C, where its bytes are (egress:head, src/core/http_head.c):
+-- the table has its canonical host and port, the origin-form path, the headers and the body's
+-- framing. Everything below decides on that table and builds the upstream head from it.
 
 -- The Host header must name the target (domain fronting over plain HTTP).
-local function host_matches(r, host, port, default_port)
-  local value, why = header(r.headers, "host")
-  if why then return nil, why end
-  if not value then
-    if r.version == "HTTP/1.0" then return true end
-    return nil, "the request has no Host header"
-  end
-  local h, p = split_authority(value, default_port)
-  if h ~= host or p ~= port then
-    return nil, ("the Host header names %s but the request goes to %s:%d"):format(value, host, port)
+local function host_matches(r, host, port)
+  local h = r.host_header
+  if not h then return true end -- HTTP/1.0 without one (the parser refuses HTTP/1.1 without)
+  if h.host ~= host or h.port ~= port then
+    return nil, ("the Host header names %s:%d but the request goes to %s:%d"):format(h.host, h.port, host, port)
   end
   return true
 end
 
+-- Hop-by-hop fields (RFC 9110 7.6.1) and the framing, which the proxy writes itself.
 local DROPPED = {connection = true, ["keep-alive"] = true, ["proxy-connection"] = true,
-                 ["proxy-authorization"] = true}
+                 ["proxy-authorization"] = true, te = true, trailer = true, upgrade = true,
+                 ["transfer-encoding"] = true, ["content-length"] = true}
 
--- The head as it goes upstream: origin form, one request per connection.
-local function rewrite(r)
+-- The head as it goes upstream: origin form, the body framed as egress:splice sends it, one
+-- request per connection; to a host whose TLS ends here, an identity-encoded answer (which
+-- egress:splice can search for a secret's value).
+local function rewrite(r, terminated)
+  local listed = {}
+  for _, h in ipairs(r.headers) do
+    if h.lower == "connection" then
+      for token in h.value:gmatch("[^,%s]+") do listed[token:lower()] = true end
+    end
+  end
   local out = {("%s %s %s\r\n"):format(r.method, r.path, r.version)}
   for _, h in ipairs(r.headers) do
-    if not DROPPED[h.lower] then out[#out + 1] = h.name .. ": " .. h.value .. "\r\n" end
+    if not DROPPED[h.lower] and not listed[h.lower] and not (terminated and h.lower == "accept-encoding") then
+      out[#out + 1] = h.name .. ": " .. h.value .. "\r\n"
+    end
   end
+  if terminated then out[#out + 1] = "Accept-Encoding: identity\r\n" end
+  if r.body == "length" then out[#out + 1] = ("Content-Length: %d\r\n"):format(r.length)
+  elseif r.body == "chunked" then out[#out + 1] = "Transfer-Encoding: chunked\r\n" end
   out[#out + 1] = "Connection: close\r\n\r\n"
   return table.concat(out)
 end
@@ -145,12 +95,6 @@ end
 
 -- ---- one connection ----
 
-local function refusal(status, reason)
-  local body = "luagent: " .. reason:gsub("[\r\n]", " ") .. "\n"
-  local words = status == 403 and "Forbidden" or status == 400 and "Bad Request" or "Bad Gateway"
-  return ("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
-    .. "Connection: close\r\nX-Luagent-Refused: %d\r\n\r\n%s"):format(status, words, #body, status, body)
-end
 
 function Egress:_record(ev)
   local owner = self.owner or self -- a connection's view writes its counters to the egress itself
@@ -168,43 +112,71 @@ end
 function Egress:_refuse(conn, ev, status, reason, rule)
   ev.allowed, ev.reason, ev.rule = false, reason, rule or ev.rule
   ev.status = status
-  self.handle:reply(conn, refusal(status, reason), true)
+  self.handle:reply(conn, http_head.refusal(status, reason), true)
   self:_record(ev)
 end
 
--- What the request head may carry of the session's placeholders: the
--- secrets bound to this host are replaced when TLS ends here; any other
--- placeholder is refused, and so is a bound one over plain HTTP.
-function Egress:_secrets(head, host, over_tls)
-  local names = self.rules:placeholders_in(head)
-  if #names == 0 then return head end
-  local bound = {}
-  for _, s in ipairs(self.rules:secrets_for(host)) do bound[s.name] = s end
-  for _, name in ipairs(names) do
-    if not bound[name] then
-      return nil, ("the request carries the placeholder of secret %s, which may only go to its own hosts, not %s")
-        :format(name, host), name
+-- Where a placeholder may stand: in a header a credential belongs in, of a
+-- request to one of its secret's hosts, over TLS that ended here. Anywhere else
+-- (the request target, another header, another host, plain HTTP) the request
+-- is refused, so that nothing but those headers ever carries a value upstream
+-- and an upstream that quotes the target back (a 404 page) has nothing to quote.
+function Egress:_placeholder_allowed(s, host, over_tls, header)
+  local bound = false
+  for _, b in ipairs(self.rules:secrets_for(host)) do bound = bound or b.name == s.name end
+  if not bound then
+    return nil, ("the request carries the placeholder of secret %s, which may only go to its own hosts, not %s")
+      :format(s.name, host)
+  end
+  if not over_tls then
+    return nil, ("secret %s is only sent over HTTPS; this request to %s is plain HTTP"):format(s.name, host)
+  end
+  if not header or not s.headers[header.lower] then
+    return nil, ("the placeholder of secret %s is in %s; luagent puts a secret only into the headers %s "
+      .. "(network.secrets.%s.headers names others)"):format(s.name, header and "the header " .. header.name
+      or "the request target", s.header_list, s.name)
+  end
+  return true
+end
+
+-- The request's placeholders replaced by their values where they may stand:
+-- the names injected | nil, why, the secret refused.
+function Egress:_secrets(r, host, over_tls)
+  local injected, seen = {}, {}
+  for _, s in ipairs(self.rules.secrets) do
+    if r.path:find(s.placeholder, 1, true) then
+      return nil, select(2, self:_placeholder_allowed(s, host, over_tls, nil)), s.name
     end
-    if not over_tls then
-      return nil, ("secret %s is only sent over HTTPS; this request to %s is plain HTTP"):format(name, host), name
+    for _, h in ipairs(r.headers) do
+      if h.name:find(s.placeholder, 1, true) then
+        return nil, ("the placeholder of secret %s is a header's name"):format(s.name), s.name
+      end
+      if h.value:find(s.placeholder, 1, true) then
+        local ok, why = self:_placeholder_allowed(s, host, over_tls, h)
+        if not ok then return nil, why, s.name end
+        h.value = replace_plain(h.value, s.placeholder, s.value)
+        if not seen[s.name] then injected[#injected + 1], seen[s.name] = s.name, true end
+      end
     end
   end
-  for _, name in ipairs(names) do head = replace_plain(head, bound[name].placeholder, bound[name].value) end
-  return head, nil, nil, names
+  return injected
 end
 
-local function url_host(host)
-  return host:find(":", 1, true) and "[" .. host .. "]" or host
+-- What a response from a host whose TLS ends here may not carry back: every
+-- secret's value, replaced by its placeholder (egress:splice's scrub).
+function Egress:_scrub()
+  local list = {}
+  for _, s in ipairs(self.rules.secrets) do list[#list + 1] = {s.value, s.placeholder} end
+  return list
 end
 
--- Connects upstream for r (verdict from the rules): address | nil, err
+-- Connects upstream for r (verdict from the rules): address | nil, err. libcurl
+-- gets the canonical host and the pinned address, never request text.
 function Egress:_connect(conn, r, verdict, tls)
-  local pin = self.rules:pinned(r.host)
-  local resolve = pin and ("%s:%d:%s"):format(r.host, r.port, pin:find(":", 1, true) and "[" .. pin .. "]" or pin)
   return self.handle:connect(conn, {
-    url = (tls and "https://" or "http://") .. url_host(r.host) .. ":" .. r.port,
-    resolve = resolve, policy = self.rules:address_policy(), need_rule = verdict.literal == true,
-    ca_file = self.upstream_ca, label = ("%s:%d"):format(r.host, r.port),
+    host = r.host, port = r.port, tls = tls, pin = self.rules:pinned(r.host),
+    policy = self.rules:address_policy(), need_rule = verdict.literal == true,
+    ca_file = self.upstream_ca, label = (r.family == 6 and "[%s]:%d" or "%s:%d"):format(r.host, r.port),
   })
 end
 
@@ -221,7 +193,7 @@ function Egress:_tunnel(conn, r, verdict, ev)
   h:reply(conn, "HTTP/1.1 200 Connection established\r\n\r\n")
   if not verdict.literal then
     local sni, why = h:hello(conn, HEAD_SECONDS)
-    local refused = sni == nil and ("the tunnel to %s did not start with TLS (%s)"):format(r.host, why)
+    local refused = sni == nil and ("the tunnel to %s did not start with TLS (%s)"):format(r.host, tostring(why.message))
       or sni == false and ("the TLS hello names no server; the tunnel is to %s"):format(r.host)
       or sni ~= r.host and ("the TLS hello names %s but the tunnel is to %s (domain fronting is refused)")
         :format(sni, r.host)
@@ -239,48 +211,52 @@ function Egress:_tunnel(conn, r, verdict, ev)
     return self:_record(ev)
   end
   ev.tls_terminated = true
-  local head, why = h:head(conn, HEAD_SECONDS)
-  if not head then
-    ev.allowed, ev.reason = false, "no request came through the tunnel (" .. tostring(why) .. ")"
+  local inner, herr = h:head(conn, HEAD_SECONDS, "origin")
+  if not inner then
+    if herr.kind == "protocol" then return self:_refuse(conn, ev, herr.status, herr.message) end
+    ev.allowed, ev.reason = false, "no request came through the tunnel (" .. herr.message .. ")"
     h:reply(conn, "", true)
     return self:_record(ev)
   end
-  local inner, perr = parse_request(head, true)
-  if not inner then return self:_refuse(conn, ev, 400, perr) end
-  local okhost, herr = host_matches(inner, r.host, r.port, 443)
-  if not okhost then return self:_refuse(conn, ev, 403, herr) end
-  local sent, serr, secret, injected = self:_secrets(rewrite(inner), r.host, true)
-  if not sent then
+  local okhost, mismatch = host_matches(inner, r.host, r.port)
+  if not okhost then return self:_refuse(conn, ev, 403, mismatch) end
+  local injected, serr, secret = self:_secrets(inner, r.host, true)
+  if not injected then
     ev.secret_refused = secret
     return self:_refuse(conn, ev, 403, serr)
   end
   ev.secrets = injected
   ev.method, ev.path = inner.method, inner.path
-  return self:_splice(conn, ev, sent)
+  return self:_splice(conn, ev, rewrite(inner, true), {exchange = true, scrub = self:_scrub()})
 end
 
 -- A plain HTTP proxy request.
 function Egress:_forward(conn, r, verdict, ev)
-  local okhost, herr = host_matches(r, r.host, r.port, 80)
+  local okhost, herr = host_matches(r, r.host, r.port)
   if not okhost then return self:_refuse(conn, ev, 403, herr) end
-  local head, serr, secret = self:_secrets(rewrite(r), r.host, false)
-  if not head then
+  local injected, serr, secret = self:_secrets(r, r.host, false)
+  if not injected then
     ev.secret_refused = secret
     return self:_refuse(conn, ev, 403, serr)
   end
   local address, err = self:_connect(conn, r, verdict, false)
   if not address then return self:_refuse(conn, ev, err.kind == "denied" and 403 or 502, err.message) end
   ev.address, ev.path = address, r.path
-  return self:_splice(conn, ev, head)
+  return self:_splice(conn, ev, rewrite(r, false), {exchange = true})
 end
 
-function Egress:_splice(conn, ev, first)
+-- opts: egress:splice's (exchange: one request and its response; scrub: the values
+-- a response may not carry back).
+function Egress:_splice(conn, ev, first, opts)
   ev.allowed = true
-  local stats = self.handle:splice(conn, first)
+  local stats = self.handle:splice(conn, first, opts)
   ev.bytes_up, ev.bytes_down = stats.up, stats.down
+  if (stats.dropped or 0) > 0 then ev.dropped_bytes = stats.dropped end
+  if (stats.replaced or 0) > 0 then ev.values_returned = stats.replaced end
   if stats.error then
     ev.error = stats.error
     if stats.kind == "max_bytes" then ev.limit = "max_bytes" end
+    if stats.kind == "refused" then ev.status = 502 end
   end
   self:_record(ev)
 end
@@ -300,13 +276,12 @@ end
 
 function Egress:_serve(conn)
   local ev = {started = loop.now()}
-  local head, why = self.handle:head(conn, HEAD_SECONDS)
-  if not head then
-    if why ~= "closed" then self:_refuse(conn, ev, 400, "no request head (" .. tostring(why) .. ")") end
+  local r, err = self.handle:head(conn, HEAD_SECONDS, "proxy")
+  if not r then
+    if err.kind == "protocol" then return self:_refuse(conn, ev, err.status, err.message) end
+    if err.kind ~= "closed" then self:_refuse(conn, ev, 400, "no request head (" .. err.message .. ")") end
     return
   end
-  local r, perr = parse_request(head)
-  if not r then return self:_refuse(conn, ev, 400, perr) end
   ev.host, ev.port, ev.method = r.host, r.port, r.method
   local limited, limit = self:_limited()
   if limited then
@@ -480,7 +455,5 @@ function Egress:close()
   if self.acceptor then self.acceptor:cancel() end
   if self.temp_dir then fs.remove(self.temp_dir) end
 end
-
-egress.parse_request = parse_request -- for the specs
 
 return egress

@@ -24,6 +24,7 @@
 -- at the moment of connecting, with address_policy().
 local sys = require "luagent.sys"
 local fs = require "luagent.fs"
+local http_head = require "luagent.http_head"
 
 local network_rules = {}
 
@@ -42,14 +43,6 @@ local function parse_port(text)
   local n = text:match("^%d+$") and tonumber(text)
   if not n or n < 1 or n > 65535 then return nil end
   return n
-end
-
-local function valid_name(name)
-  if #name == 0 or #name > 253 then return false end
-  for label in (name .. "."):gmatch("([^.]*)%.") do
-    if #label == 0 or #label > 63 or not label:match("^[%w_]([%w_-]*)$") or label:match("%-$") then return false end
-  end
-  return true
 end
 
 -- An address or CIDR (sys.cidr: the C parser, the one the connect check uses).
@@ -75,16 +68,18 @@ local function split_port(text)
   return text, nil
 end
 
+-- A name rule's name is canonical by the same parser as the requests it judges
+-- (src/core/http_head.c): what it refuses names the part that is wrong.
 local function parse_name(host)
-  local name = host:lower():gsub("%.$", "")
-  if name == "*" then return {kind = "name", any = true} end
-  local wildcard = name:match("^%*%.(.+)$")
-  if name:find("*", 1, true) and not (wildcard and not wildcard:find("*", 1, true)) then
+  if host == "*" then return {kind = "name", any = true} end
+  local wildcard = host:match("^%*%.(.+)$")
+  if host:find("*", 1, true) and not (wildcard and not wildcard:find("*", 1, true)) then
     return nil, "a wildcard may only be the first label ('*.example.com')"
   end
-  local base = wildcard or name
-  if not valid_name(base) then return nil, "not a host name, an IP address or a CIDR" end
-  return {kind = "name", name = base, wildcard = wildcard ~= nil}
+  local name, family = http_head.host(wildcard or host)
+  if not name then return nil, "not a host name, an IP address or a CIDR: " .. family.message end
+  if family ~= 0 then return nil, "an address where a host name belongs" end
+  return {kind = "name", name = name, wildcard = wildcard ~= nil}
 end
 
 -- One rule's text -> a rule, or nil, why.
@@ -230,6 +225,28 @@ local function compile_hosts(hosts)
   return out
 end
 
+-- The headers a secret's placeholder may stand in (and so its value go upstream
+-- in) unless the secret names others with `headers`.
+network_rules.SECRET_HEADERS = {"Authorization", "X-Api-Key", "Api-Key", "X-Auth-Token", "X-Access-Token",
+                                "Private-Token", "X-Goog-Api-Key", "Cookie"}
+-- A value shorter than this could not be told apart from ordinary text in what comes back.
+local MIN_SECRET_BYTES = 8
+local SECRET_KEYS = {hosts = true, value = true, headers = true}
+
+local function secret_headers(field, list)
+  local names, set = {}, {}
+  for _, h in ipairs(network_rules.SECRET_HEADERS) do names[#names + 1], set[h:lower()] = h, true end
+  if list == nil then return names, set end
+  if type(list) ~= "table" then return nil, field .. ".headers must be a list of header names, like {'X-Token'}" end
+  for i, h in ipairs(list) do
+    if type(h) ~= "string" or not h:match("^[!#$%%&'*+.^_`|~0-9A-Za-z-]+$") then
+      return nil, ("%s.headers[%d] = %q: not a header name"):format(field, i, tostring(h))
+    end
+    if not set[h:lower()] then names[#names + 1], set[h:lower()] = h, true end
+  end
+  return names, set
+end
+
 local function compile_secret(self, name, spec)
   local field = "network.secrets." .. tostring(name)
   if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
@@ -239,10 +256,20 @@ local function compile_secret(self, name, spec)
   if type(spec.hosts) ~= "table" or #spec.hosts == 0 then
     return nil, field .. ".hosts: a secret needs the hosts it may be sent to, e.g. hosts = {'api.example.com'}"
   end
+  for k in pairs(spec) do
+    if not SECRET_KEYS[k] then return nil, ("%s.%s is not a setting (hosts, value, headers)"):format(field, tostring(k)) end
+  end
   if type(spec.value) ~= "string" or spec.value == "" then
     return nil, field .. ".value is " .. (spec.value == nil and "nil (is the environment variable set?)" or "empty")
   end
-  local s = {name = name, value = spec.value, hosts = {}, rules = {}}
+  if #spec.value < MIN_SECRET_BYTES then
+    return nil, ("%s.value is %d bytes: a secret of fewer than %d could not be told apart from ordinary text in "
+      .. "what comes back"):format(field, #spec.value, MIN_SECRET_BYTES)
+  end
+  local names, set = secret_headers(field, spec.headers)
+  if not names then return nil, set end
+  local s = {name = name, value = spec.value, hosts = {}, rules = {}, headers = set,
+             header_list = table.concat(names, ", ")}
   for i, host in ipairs(spec.hosts) do
     local rule = type(host) == "string" and parse_name(host)
     if not rule or rule.any then
@@ -370,7 +397,7 @@ end
 
 function Rules:describe()
   local secrets = {}
-  for _, s in ipairs(self.secrets) do secrets[s.name] = {hosts = s.hosts} end
+  for _, s in ipairs(self.secrets) do secrets[s.name] = {hosts = s.hosts, headers = s.header_list} end
   local hosts = {}
   for k, v in pairs(self.hosts) do hosts[k] = v end
   return {allow = texts(self.allow), deny = texts(self.deny), hosts = hosts, secrets = secrets,
