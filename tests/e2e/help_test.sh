@@ -146,3 +146,17 @@ if [ "$LUAGENT" = ./luagent ] && make -q luagent 2> /dev/null; then
 else
   echo "ok - $SUITE: make install puts the man page in share/man/man1 # SKIP the binary under test is not an up-to-date ./luagent"
 fi
+
+# Golden pages: what `luagent help`, every `luagent help TOPIC` and the man page say, as they
+# said it when the prose moved out of Lua into doc/help/*.md (tests/fixtures/help/): a change
+# of content shows here as a diff. After changing a page on purpose, write them again with
+#   tests/fixtures/help/refresh.sh
+same_as_golden() {
+  "$LUAGENT" $1 > "$TMP/page" 2>&1
+  diff -u "tests/fixtures/help/$2" "$TMP/page" > "$TMP/page.diff" || { head -40 "$TMP/page.diff"; return 1; }
+}
+check "'luagent help' says what tests/fixtures/help/summary.txt holds" same_as_golden help summary.txt
+for t in $TOPICS; do
+  check "'luagent help $t' says what tests/fixtures/help/$t.txt holds" same_as_golden "help $t" "$t.txt"
+done
+check "'luagent help --man' is tests/fixtures/help/luagent.1" same_as_golden "help --man" luagent.1
