@@ -47,7 +47,7 @@ HOST_CFLAGS = -iquote src -iquote src/core -iquote src/lua $(PKG_CFLAGS) $(CURL_
 LUA_FILES := $(shell find lua -name '*.lua' -not -path 'lua/meta/*' | LC_ALL=C sort)
 META_FILES := $(shell find lua/meta -name '*.lua' 2>/dev/null | LC_ALL=C sort)
 ASSETS    := sandbox/Dockerfile sandbox/build-offline.sh build/luagent-supervisor $(META_FILES) \
-             lua/luagent/model/models.yaml
+             lua/luagent/model/models.yaml $(sort $(wildcard doc/help/*.md))
 # `luagent new`'s templates: recipes/templates/, and the energy recipe for --from energy_anomaly
 ASSETS    += $(shell find recipes/templates -type f 2>/dev/null | LC_ALL=C sort) \
              $(sort $(wildcard recipes/energy_*.lua recipes/energy_*.yaml))
@@ -158,7 +158,7 @@ install: luagent build/luagent.1
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 build/luagent.1 $(DESTDIR)$(PREFIX)/share/man/man1/luagent.1
 
-# The man page, from the same pages as `luagent help` (lua/luagent/cli/help_pages.lua).
+# The man page, from the same pages as `luagent help` (lua/luagent/cli/help_pages.lua, doc/help/*.md).
 man: build/luagent.1
 build/luagent.1: luagent
 	./luagent help --man > $@.tmp && mv $@.tmp $@
