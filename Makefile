@@ -170,12 +170,20 @@ clean:
 # dependency on the image, embedded into luagent as an asset. musl-gcc
 # (Debian's musl-tools, a build dependency; installed when missing and we are
 # root), else the system compiler with -static.
-SUPERVISOR_SRC := $(wildcard sandbox/supervisor/*.c) src/core/supervisor_proto.c src/core/egress_frames.c src/core/buf.c
+SUPERVISOR_SRC := $(wildcard sandbox/supervisor/*.c) build/supervisor/kernel_source.c \
+                  src/core/supervisor_proto.c src/core/egress_frames.c src/core/buf.c
 SUPERVISOR_CC   = $(shell command -v musl-gcc || { tools/deps.sh musl-tools >/dev/null 2>&1 && command -v musl-gcc; } || echo $(CC))
 .PHONY: supervisor
 supervisor: build/luagent-supervisor
 build/luagent-supervisor: $(SUPERVISOR_SRC) $(wildcard sandbox/supervisor/*.h) src/core/supervisor_proto.h src/core/egress_frames.h src/core/buf.h | build
 	$(SUPERVISOR_CC) -static -Os -s -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -iquote src/core \
-	  -o $@ $(SUPERVISOR_SRC)
+	  -iquote sandbox/supervisor -o $@ $(SUPERVISOR_SRC)
+
+# The Python kernel (sandbox/supervisor/kernel.h), a .py embedded as a C string.
+build/supervisor/kernel_source.c: sandbox/supervisor/kernel.py | build
+	@mkdir -p $(@D)
+	{ echo '/* generated from sandbox/supervisor/kernel.py by the Makefile: do not edit */'; \
+	  echo '#include "kernel.h"'; echo 'const char kernel_source[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 
 -include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d)
