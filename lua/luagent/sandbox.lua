@@ -52,6 +52,7 @@ local defaults = require "luagent.sandbox.defaults"
 local excerpt = require("luagent.text").excerpt
 local size_text = require("luagent.text").size
 local handle = require "luagent.handle"
+local command = require "luagent.sandbox.command"
 local network_rules = require "luagent.sandbox.network_rules"
 local egress = require "luagent.sandbox.egress"
 local forks = require "luagent.sandbox.fork"
@@ -501,12 +502,8 @@ local function command_text(cmd)
 end
 
 local function emit_exec(self, kind, what, result, err)
-  events.emit({type = "sandbox_exec", session = self.session, kind = kind, command = command_text(what),
-               exit_code = result and result.exit_code, duration = result and result.duration,
-               timed_out = result and result.timed_out, oom_killed = result and result.oom_killed,
-               killed = result and result.killed,
-               truncated = result and result.truncated, stdout_bytes = result and result.stdout_bytes,
-               stderr_bytes = result and result.stderr_bytes, error = err and err.message})
+  events.emit(command.traced({type = "sandbox_exec", session = self.session, kind = kind,
+                              command = command_text(what), error = err and err.message}, result))
   return result, err
 end
 
@@ -518,11 +515,8 @@ local function mirrored(self, result, err)
   return result, err
 end
 
--- box:exec(cmd [, {timeout, stdin, env, cwd, max_output}]) -> result | nil, err
---   result = {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated, duration,
---             stdout_bytes, stderr_bytes, restarted}
--- killed: how many processes the command left behind (background jobs,
--- double forks) were killed when it ended or timed out.
+-- box:exec: the result is luagent.ExecResult (lua/meta/sandbox.lua), made by
+-- luagent.sandbox.command.
 function Box:exec(cmd, opts)
   opts = opts or {}
   local argv = exec_argv(cmd, "exec")

@@ -18,6 +18,9 @@
 ---luagent.engine_stream: the raw streaming half of the Docker client, in C
 ---(src/lua/lua_engine_stream.c): exec output, archives, the supervisor channel.
 ---@class luagent.engine_stream
+---@field SUPERVISOR_OPS table<string, {answered: boolean, fields: string[], required: table<string, boolean>}> the
+---supervisor protocol's operations as src/core/supervisor_ops.def declares them (luagent.sandbox.supervisor builds its
+---requests from it)
 local engine_stream = {}
 
 ---The engine's address from DOCKER_HOST & co.

@@ -27,9 +27,23 @@ typedef struct poll_set {
   size_t n, cap;
 } poll_set;
 
-/* ---- requests ---- */
+/* ---- requests: op NAME of src/core/supervisor_ops.def is handled by op_NAME ---- */
 
-static void on_signal_request(server *s, const sv_request *req) {
+static void op_run(server *s, const sv_request *req) { job_start(s, req, JOB_RUN); }
+static void op_spawn(server *s, const sv_request *req) { job_start(s, req, JOB_SPAWN); }
+static void op_pack(server *s, const sv_request *req) { job_start(s, req, JOB_PACK); }
+static void op_list(server *s, const sv_request *req) { list_request(req, s->uid, s->gid); }
+static void op_read(server *s, const sv_request *req) { read_request(req, s->uid, s->gid); }
+static void op_put(server *s, const sv_request *req) { put_request(req, s->uid, s->gid); }
+static void op_python(server *s, const sv_request *req) { python_request(s, req); }
+
+static void op_kill(server *s, const sv_request *req) {
+  job *j = job_find(s, req->id);
+  if (j) job_kill(j, 0);
+  else python_kill(s, req->id, 0);
+}
+
+static void op_signal(server *s, const sv_request *req) {
   long long signo = 0;
   job *j = job_find(s, req->id);
   if (!j && s->kernel && s->kernel->id == req->id) j = s->kernel;
@@ -37,45 +51,39 @@ static void on_signal_request(server *s, const sv_request *req) {
     job_control(j, 'S', (int)signo);
 }
 
+static void on_stdin_request(server *s, const sv_request *req, int eof) {
+  long long target = stdin_target(req);
+  stdin_request(req, eof, target, target ? job_find(s, target) : NULL);
+}
+static void op_write(server *s, const sv_request *req) { on_stdin_request(s, req, 0); }
+static void op_eof(server *s, const sv_request *req) { on_stdin_request(s, req, 1); }
+
 /* watch: the folder p whose change generation every X carries from now on (watch.h). */
-static void on_watch_request(server *s, const sv_request *req) {
+static void op_watch(server *s, const sv_request *req) {
   const sv_field *path = sv_field_find(req, SV_TAG_PATH);
   const char *why = path ? watch_start(path->data, path->len, s->uid, s->gid) : "no path (no 'p' field)";
   if (why) frame_failure(req->id, "cannot watch: %s", why);
   frame_exit(req->id, why ? 1 : 0, "-", 0);
 }
 
+/* The dispatch table: every op of the declaration, with its handler. */
+static const struct op_handler {
+  const char *name;
+  void (*handle)(server *s, const sv_request *req);
+} HANDLERS[] = {
+#define SV_OP(name, answer, fields) {#name, op_##name},
+#include "supervisor_ops.def"
+#undef SV_OP
+    {NULL, NULL}};
+
 static void dispatch(server *s, const sv_request *req) {
-  const char *op = req->op;
-  if (strcmp(op, "run") == 0) {
-    job_start(s, req, JOB_RUN);
-  } else if (strcmp(op, "spawn") == 0) {
-    job_start(s, req, JOB_SPAWN);
-  } else if (strcmp(op, "pack") == 0) {
-    job_start(s, req, JOB_PACK);
-  } else if (strcmp(op, "watch") == 0) {
-    on_watch_request(s, req);
-  } else if (strcmp(op, "list") == 0) {
-    list_request(req, s->uid, s->gid);
-  } else if (strcmp(op, "read") == 0) {
-    read_request(req, s->uid, s->gid);
-  } else if (strcmp(op, "put") == 0) {
-    put_request(req, s->uid, s->gid);
-  } else if (strcmp(op, "python") == 0) {
-    python_request(s, req);
-  } else if (strcmp(op, "kill") == 0) {
-    job *j = job_find(s, req->id);
-    if (j) job_kill(j, 0);
-    else python_kill(s, req->id, 0);
-  } else if (strcmp(op, "signal") == 0) {
-    on_signal_request(s, req);
-  } else if (strcmp(op, "write") == 0 || strcmp(op, "eof") == 0) {
-    long long target = stdin_target(req);
-    stdin_request(req, op[0] == 'e', target, target ? job_find(s, target) : NULL);
-  } else {
-    frame_failure(req->id, "unknown request '%s' (this supervisor speaks version %s)", op, SV_VERSION);
-    frame_exit(req->id, 2, "-", 0);
-  }
+  for (const struct op_handler *h = HANDLERS; h->name; h++)
+    if (strcmp(h->name, req->op) == 0) {
+      h->handle(s, req);
+      return;
+    }
+  frame_failure(req->id, "unknown request '%s' (this supervisor speaks version %s)", req->op, SV_VERSION);
+  frame_exit(req->id, 2, "-", 0);
 }
 
 /* Reads from the host and runs every whole request. Returns 0 at EOF. */

@@ -5,6 +5,7 @@
  * read past its end. */
 #include "supervisor_proto.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,104 +43,172 @@ int sv_encode(buf *out, const char *op, long long id, const sv_field *fields, si
   return rc;
 }
 
-/* ---- field lists for the common requests ---- */
+/* ---- the operations, from supervisor_ops.def ---- */
 
+const sv_field_spec SV_FIELDS[] = {
+#define SV_FIELD(name, tag, kind) {#name, tag, kind},
+#include "supervisor_ops.def"
+#undef SV_FIELD
+    {NULL, 0, 0}};
+
+const sv_op_spec SV_OPS[] = {
+#define SV_OP(name, answer, fields) {#name, answer, fields},
+#include "supervisor_ops.def"
+#undef SV_OP
+    {NULL, 0, NULL}};
+
+const sv_op_spec *sv_op_find(const char *name) {
+  for (const sv_op_spec *op = SV_OPS; op->name; op++)
+    if (strcmp(op->name, name) == 0) return op;
+  return NULL;
+}
+
+static const sv_field_spec *field_spec(const char *name, size_t len) {
+  for (const sv_field_spec *f = SV_FIELDS; f->name; f++)
+    if (strlen(f->name) == len && memcmp(f->name, name, len) == 0) return f;
+  return NULL;
+}
+
+size_t sv_op_fields(const sv_op_spec *op, const sv_field_spec **specs, int *required, size_t max) {
+  size_t n = 0;
+  for (const char *p = op->fields; *p;) {
+    while (*p == ' ') p++;
+    size_t len = strcspn(p, " !");
+    if (!len) break;
+    const sv_field_spec *f = field_spec(p, len);
+    p += len;
+    int needed = *p == '!';
+    if (needed) p++;
+    if (f && n < max) specs[n] = f, required[n] = needed;
+    if (f) n++;
+  }
+  return n;
+}
+
+/* The fields of one request as they go on the wire, with room for the
+ * decimals they carry. */
 typedef struct field_list {
   sv_field *items;
   size_t n, cap;
-  int failed;
-  char numbers[4][24]; /* room for the decimal fields */
+  char numbers[SV_MAX_OP_FIELDS][24];
   int nnumbers;
 } field_list;
 
-static void add(field_list *l, char tag, const char *data, size_t len) {
-  if (l->failed) return;
+static int add(field_list *l, char tag, const char *data, size_t len) {
+  if (l->n == SV_MAX_FIELDS) return -2;
   if (l->n == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 16;
-    sv_field *items = cap <= SV_MAX_FIELDS * 2 ? realloc(l->items, cap * sizeof *items) : NULL;
-    if (!items) {
-      l->failed = 1;
-      return;
-    }
+    sv_field *items = realloc(l->items, cap * sizeof *items);
+    if (!items) return -2;
     l->items = items, l->cap = cap;
   }
   l->items[l->n++] = (sv_field){tag, data, len};
+  return 0;
 }
 
-static void add_str(field_list *l, char tag, const char *s) { add(l, tag, s, strlen(s)); }
-
-static void add_number(field_list *l, char tag, long long value) {
-  if (l->nnumbers == 4) {
-    l->failed = 1;
-    return;
-  }
+static int add_number(field_list *l, char tag, long long value) {
   char *text = l->numbers[l->nnumbers++];
   snprintf(text, sizeof l->numbers[0], "%lld", value);
-  add_str(l, tag, text);
+  return add(l, tag, text, strlen(text));
 }
 
-static int finish(buf *out, const char *op, long long id, field_list *l) {
-  int rc = l->failed ? -1 : sv_encode(out, op, id, l->items, l->n);
-  free(l->items);
-  return rc;
-}
+static int whole(double v) { return v == (double)(long long)v; }
 
-int sv_encode_run(buf *out, long long id, enum sv_run_mode mode, const char *const *argv, const char *const *env,
-                  const char *cwd, const char *stdin_data, size_t stdin_len, long long timeout_ms) {
-  if (!argv || !argv[0] || timeout_ms < 0 || (mode != SV_RUN && mode != SV_SPAWN && mode != SV_SPAWN_STDIN))
-    return -1;
-  field_list l = {0};
-  for (size_t i = 0; argv[i]; i++) add_str(&l, SV_TAG_ARG, argv[i]);
-  for (size_t i = 0; env && env[i]; i++) {
-    if (!strchr(env[i], '=') || env[i][0] == '=') l.failed = 1;
-    add_str(&l, SV_TAG_ENV, env[i]);
+/* Why the value of a list field is wrong, or NULL. */
+static const char *bad_list(const sv_field_spec *f, const sv_value *v) {
+  for (size_t i = 0; i < v->count; i++) {
+    const char *s = v->list[i];
+    if (!s) return "must be a list of strings";
+    if (f->kind == SVF_ENV && (s[0] == '=' || !strchr(s, '='))) return "must be NAME=value entries";
   }
-  if (cwd) add_str(&l, SV_TAG_CWD, cwd);
-  if (stdin_data) add(&l, SV_TAG_STDIN, stdin_data, stdin_len);
-  if (mode == SV_SPAWN_STDIN) add(&l, SV_TAG_KEEPSTDIN, "", 0);
-  if (timeout_ms > 0) add_number(&l, SV_TAG_TIMEOUT, timeout_ms);
-  return finish(out, mode == SV_RUN ? "run" : "spawn", id, &l);
+  return NULL;
 }
 
-int sv_encode_write(buf *out, long long id, long long target, const char *data, size_t len) {
-  if (target < 1 || (len && !data)) return -1;
-  field_list l = {0};
-  add_number(&l, SV_TAG_TARGET, target);
-  add(&l, SV_TAG_STDIN, data ? data : "", len);
-  return finish(out, "write", id, &l);
+/* Why a number is wrong for its kind, or NULL. */
+static const char *bad_number(int kind, double v) {
+  switch (kind) {
+  case SVF_SECONDS: return v >= 0 && v <= 1e9 ? NULL : "must be seconds >= 0";
+  case SVF_COUNT: return v >= 0 && v <= 9.2e18 && whole(v) ? NULL : "must be a whole number >= 0";
+  case SVF_ID: return v >= 1 && v <= 9.2e18 && whole(v) ? NULL : "must be the id of a command (>= 1)";
+  case SVF_SIGNAL: return v >= 1 && v <= 64 && whole(v) ? NULL : "must be a signal number 1..64";
+  case SVF_MODE: return v >= 0 && v <= 07777 && whole(v) ? NULL : "must be file mode bits 0..4095";
+  default: return NULL;
+  }
 }
 
-int sv_encode_eof(buf *out, long long id, long long target) {
-  if (target < 1) return -1;
-  field_list l = {0};
-  add_number(&l, SV_TAG_TARGET, target);
-  return finish(out, "eof", id, &l);
+/* One field's value onto the wire list: 0, -1 (why), -2 over the limits. */
+static int add_value(field_list *l, const sv_field_spec *f, const sv_value *v, const char **why) {
+  int rc = 0;
+  if (f->kind == SVF_STRINGS || f->kind == SVF_ENV) {
+    if ((*why = bad_list(f, v))) return -1;
+    for (size_t i = 0; i < v->count && rc == 0; i++) rc = add(l, f->tag, v->list[i], strlen(v->list[i]));
+    return rc;
+  }
+  if (f->kind == SVF_STRING || f->kind == SVF_BYTES) {
+    if (v->len && !v->data) return *why = "has no bytes", -1;
+    if (f->kind == SVF_STRING && v->len && memchr(v->data, '\0', v->len)) return *why = "holds a NUL byte", -1;
+    return add(l, f->tag, v->data ? v->data : "", v->len);
+  }
+  if (f->kind == SVF_FLAG) return v->flag ? add(l, f->tag, "", 0) : 0;
+  if ((*why = bad_number(f->kind, v->number))) return -1;
+  if (f->kind == SVF_SECONDS) {
+    long long ms = (long long)ceil(v->number * 1000);
+    return ms > 0 ? add_number(l, f->tag, ms) : 0;
+  }
+  return add_number(l, f->tag, (long long)v->number);
 }
 
-int sv_encode_python(buf *out, long long id, const char *code, size_t len, long long timeout_ms) {
-  if (timeout_ms < 0) return -1;
-  field_list l = {0};
-  add(&l, SV_TAG_CODE, code, len);
-  if (timeout_ms > 0) add_number(&l, SV_TAG_TIMEOUT, timeout_ms);
-  return finish(out, "python", id, &l);
+/* The value a field gets when the caller gives none. */
+static sv_value absent_value(const sv_field_spec *f) {
+  sv_value v = {0};
+  if (f->kind == SVF_MODE) v.number = 0644;
+  return v;
 }
 
-int sv_encode_kill(buf *out, long long id) { return sv_encode(out, "kill", id, NULL, 0); }
-
-int sv_encode_signal(buf *out, long long id, int signo) {
-  if (signo < 1 || signo > 64) return -1;
-  field_list l = {0};
-  add_number(&l, SV_TAG_SIGNAL, signo);
-  return finish(out, "signal", id, &l);
+static int failed(const char **why, const char *reason) {
+  if (why) *why = reason;
+  return -1;
 }
 
-int sv_encode_pack(buf *out, long long id, const char *path, long long max_bytes, long long max_entries) {
-  if (!path || !*path || max_bytes < 0 || max_entries < 0) return -1;
+/* An empty list or text counts as not given (bytes may be empty). */
+static int given(const sv_field_spec *f, const sv_value *v) {
+  if (!v || !v->present) return 0;
+  if (f->kind == SVF_STRINGS || f->kind == SVF_ENV) return v->count > 0;
+  return f->kind != SVF_STRING || v->len > 0;
+}
+
+int sv_encode_op(buf *out, const sv_op_spec *op, long long id, const sv_value *values, const char **why) {
+  static _Thread_local char reason[160];
+  const sv_field_spec *specs[SV_MAX_OP_FIELDS];
+  int required[SV_MAX_OP_FIELDS];
+  size_t n = sv_op_fields(op, specs, required, SV_MAX_OP_FIELDS);
+  if (n > SV_MAX_OP_FIELDS) return failed(why, "the op declares more fields than SV_MAX_OP_FIELDS");
   field_list l = {0};
-  add_str(&l, SV_TAG_PATH, path);
-  add_number(&l, SV_TAG_MAXBYTES, max_bytes);
-  add_number(&l, SV_TAG_MAXENTRIES, max_entries);
-  return finish(out, "pack", id, &l);
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    const sv_field_spec *f = specs[i];
+    const sv_value *v = values ? &values[i] : NULL;
+    if (!given(f, v)) {
+      if (required[i]) {
+        snprintf(reason, sizeof reason, "%s needs '%s'", op->name, f->name);
+        rc = failed(why, reason);
+      } else if (f->kind == SVF_COUNT || f->kind == SVF_MODE) { /* always sent */
+        sv_value absent = absent_value(f);
+        rc = add_value(&l, f, &absent, why);
+      }
+      continue;
+    }
+    const char *what = NULL;
+    rc = add_value(&l, f, v, &what);
+    if (rc == -1) {
+      snprintf(reason, sizeof reason, "field '%s' %s", f->name, what);
+      failed(why, reason);
+    }
+  }
+  if (rc == 0 && sv_encode(out, op->name, id, l.items, l.n) != 0) rc = -2;
+  if (rc == -2) failed(why, "over the supervisor's limits (fields of at most 64 MiB, 130 MiB in all, 4096 fields)");
+  free(l.items);
+  return rc;
 }
 
 /* ---- parsing ---- */

@@ -28,7 +28,7 @@
 #define SV_MAX_REQUEST (130u * 1024 * 1024)  /* all fields of one request together */
 #define SV_MAX_HEADER 64                      /* the header line, LF included */
 
-/* field tags */
+/* field tags (what each carries: supervisor_ops.def) */
 #define SV_TAG_ARG 'a'      /* one argv element (run, spawn), in order */
 #define SV_TAG_ENV 'e'      /* NAME=value added to the command's environment */
 #define SV_TAG_CWD 'd'      /* working directory */
@@ -63,33 +63,70 @@ typedef struct sv_request {
 
 /* ---- encoding (host side) ---- */
 
-/* Appends one request to out. Returns 0, or -1 when the op, id or a field
- * is outside the limits above (nothing is appended then) or memory runs out. */
+/* Appends one request to out, fields as they are (sv_encode_op checks them
+ * first). Returns 0, or -1 when the op, id or a field is outside the limits
+ * above (nothing is appended then) or memory runs out. */
 int sv_encode(buf *out, const char *op, long long id, const sv_field *fields, size_t nfields);
 
-/* What sv_encode_run asks for: a run, a spawn, or a spawn whose stdin stays
- * open after stdin_data for write and eof requests. */
-enum sv_run_mode { SV_RUN, SV_SPAWN, SV_SPAWN_STDIN };
+/* ---- the operations (supervisor_ops.def) ---- */
 
-/* Appends a run or spawn request (mode): argv and env are NULL-terminated
- * (env entries "NAME=value", may be NULL), cwd may be NULL, stdin_data may be
- * NULL, timeout_ms 0 for none. Returns 0 or -1 as sv_encode. */
-int sv_encode_run(buf *out, long long id, enum sv_run_mode mode, const char *const *argv, const char *const *env,
-                  const char *cwd, const char *stdin_data, size_t stdin_len, long long timeout_ms);
-/* Appends a write of data[0..len) (len may be 0) to the open stdin of spawn
- * target; its X (code 0) says the bytes are in the spawn's pipe. */
-int sv_encode_write(buf *out, long long id, long long target, const char *data, size_t len);
-/* Appends an eof: the stdin of spawn target is closed after what was written
- * before; its X (code 0) says it is closed. */
-int sv_encode_eof(buf *out, long long id, long long target);
-/* Appends python code to run in the persistent interpreter. */
-int sv_encode_python(buf *out, long long id, const char *code, size_t len, long long timeout_ms);
-/* Appends a kill of command id (its whole process tree). */
-int sv_encode_kill(buf *out, long long id);
-/* Appends a signal to command id's process group. */
-int sv_encode_signal(buf *out, long long id, int signo);
-/* Appends a pack (tar stream) of path; 0 for no limit. */
-int sv_encode_pack(buf *out, long long id, const char *path, long long max_bytes, long long max_entries);
+/* How a field's value is given (sv_value) and checked before it goes. */
+enum sv_field_kind {
+  SVF_STRINGS, /* list: strings without NUL, one field each, in order */
+  SVF_ENV,     /* list: "NAME=value" entries (a name before the '=') */
+  SVF_STRING,  /* data, len: text without NUL */
+  SVF_BYTES,   /* data, len: any bytes */
+  SVF_FLAG,    /* flag: sent (empty) when set */
+  SVF_SECONDS, /* number: seconds >= 0, sent as whole milliseconds rounded up; 0 is not sent */
+  SVF_COUNT,   /* number: a whole number >= 0, always sent (0 when absent) */
+  SVF_ID,      /* number: a command's id >= 1 */
+  SVF_SIGNAL,  /* number: 1..64 */
+  SVF_MODE     /* number: file mode bits 0..07777, always sent (0644 when absent) */
+};
+
+enum sv_answer { SV_ANSWERED, SV_CONTROL };
+
+typedef struct sv_field_spec {
+  const char *name;
+  char tag;
+  int kind; /* enum sv_field_kind */
+} sv_field_spec;
+
+typedef struct sv_op_spec {
+  const char *name;
+  int answer;         /* enum sv_answer */
+  const char *fields; /* "argv! env cwd ..." */
+} sv_op_spec;
+
+/* Every field and every op, in declaration order, ending with a NULL name. */
+extern const sv_field_spec SV_FIELDS[];
+extern const sv_op_spec SV_OPS[];
+
+const sv_op_spec *sv_op_find(const char *name);
+
+/* An op's fields, in order: at most max of them into specs (and required[i]
+ * whether the request needs the i-th). Returns how many the op has. */
+size_t sv_op_fields(const sv_op_spec *op, const sv_field_spec **specs, int *required, size_t max);
+
+/* The value of one field, as its kind gives it. present 0: not given. */
+typedef struct sv_value {
+  int present;
+  const char *data; /* STRING, BYTES */
+  size_t len;
+  const char *const *list; /* STRINGS, ENV: count strings */
+  size_t count;
+  double number; /* SECONDS, COUNT, ID, SIGNAL, MODE */
+  int flag;      /* FLAG */
+} sv_value;
+
+#define SV_MAX_OP_FIELDS 16
+
+/* Appends the request op with values[i] for the op's i-th field (as
+ * sv_op_fields lists them). Returns 0; -1 when a value is missing or wrong
+ * for its kind (*why names the field and what is wrong: the caller's
+ * mistake); -2 when the request is over the limits above. Nothing is
+ * appended unless it returns 0. */
+int sv_encode_op(buf *out, const sv_op_spec *op, long long id, const sv_value *values, const char **why);
 
 /* ---- parsing (supervisor side) ---- */
 

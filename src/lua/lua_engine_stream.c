@@ -45,5 +45,6 @@ int luaopen_luagent_engine_stream(lua_State *L) {
   lchannel_send_register(L); /* after the class it adds to */
   legress_register(L);
   luaL_newlib(L, engine_stream_functions);
+  lchannel_push_ops(L);
   return 1;
 }

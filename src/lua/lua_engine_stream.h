@@ -27,6 +27,8 @@ int lchannel_open(lua_State *L);
 void lchannel_register(lua_State *L);
 /* Adds channel:send to the class lchannel_register made. */
 void lchannel_send_register(lua_State *L);
+/* Sets SUPERVISOR_OPS (src/core/supervisor_ops.def) on the module table on top. */
+void lchannel_push_ops(lua_State *L);
 int legress_open(lua_State *L);
 void legress_register(lua_State *L);
 

@@ -217,7 +217,7 @@ static void on_frame_ready(void *ctx, const char *version) {
 
 static void kill_pack(sv_channel *ch, long long id) {
   buf kill = BUF_INIT;
-  if (sv_encode_kill(&kill, id) == 0) lchannel_write(ch, &kill);
+  if (sv_encode_op(&kill, sv_op_find("kill"), id, NULL, NULL) == 0) lchannel_write(ch, &kill);
   buf_free(&kill);
 }
 

@@ -7,6 +7,51 @@
 
 #include "test.h"
 
+/* ---- values by name, for sv_encode_op ---- */
+
+static sv_value list_of(const char *const *l) {
+  sv_value v = {0};
+  v.present = 1, v.list = l;
+  while (l[v.count]) v.count++;
+  return v;
+}
+static sv_value bytes_of(const char *data, size_t len) {
+  sv_value v = {0};
+  v.present = 1, v.data = data, v.len = len;
+  return v;
+}
+static sv_value text_of(const char *s) { return bytes_of(s, strlen(s)); }
+static sv_value number(double n) {
+  sv_value v = {0};
+  v.present = 1, v.number = n;
+  return v;
+}
+static sv_value flag(void) {
+  sv_value v = {0};
+  v.present = 1, v.flag = 1;
+  return v;
+}
+
+/* Encodes op with the values named (names NULL-terminated), the op's other fields absent. */
+static int encode(buf *out, const char *op_name, long long id, const char *const *names, const sv_value *given) {
+  const sv_op_spec *op = sv_op_find(op_name);
+  const sv_field_spec *specs[SV_MAX_OP_FIELDS];
+  int required[SV_MAX_OP_FIELDS];
+  sv_value values[SV_MAX_OP_FIELDS] = {{0}};
+  if (!op) return -9;
+  size_t n = sv_op_fields(op, specs, required, SV_MAX_OP_FIELDS);
+  for (size_t k = 0; names && names[k]; k++) {
+    size_t i = 0;
+    while (i < n && strcmp(specs[i]->name, names[k]) != 0) i++;
+    if (i == n) return -9; /* the op does not take it */
+    values[i] = given[k];
+  }
+  const char *why = NULL;
+  return sv_encode_op(out, op, id, values, &why);
+}
+#define NAMES(...) (const char *const[]){__VA_ARGS__, NULL}
+#define VALUES(...) (const sv_value[]){__VA_ARGS__}
+
 static int field_is(const sv_field *f, char tag, const char *data, size_t len) {
   return f && f->tag == tag && f->len == len && memcmp(f->data, data, len) == 0;
 }
@@ -16,7 +61,8 @@ static void run_round_trip(void) {
   const char *env[] = {"FOO=bar", "EMPTY=", NULL};
   static const char input[] = "line\0with NUL,and comma\n";
   buf out = BUF_INIT;
-  CHECK(sv_encode_run(&out, 7, SV_RUN, argv, env, "/workspace", input, sizeof input - 1, 3000) == 0);
+  CHECK(encode(&out, "run", 7, NAMES("argv", "env", "cwd", "stdin", "timeout"),
+               VALUES(list_of(argv), list_of(env), text_of("/workspace"), bytes_of(input, sizeof input - 1), number(3))) == 0);
   sv_request req;
   size_t used = 0;
   const char *error = NULL;
@@ -40,11 +86,12 @@ static void run_round_trip(void) {
 static void every_op_round_trips(void) {
   buf out = BUF_INIT;
   const char *argv[] = {"server", NULL};
-  CHECK(sv_encode_run(&out, 1, SV_SPAWN, argv, NULL, NULL, NULL, 0, 0) == 0);
-  CHECK(sv_encode_python(&out, 2, "x = 1\nx", 7, 0) == 0);
-  CHECK(sv_encode_kill(&out, 1) == 0);
-  CHECK(sv_encode_signal(&out, 1, 15) == 0);
-  CHECK(sv_encode_pack(&out, 3, "/workspace/output", 2147483648LL, 20000) == 0);
+  CHECK(encode(&out, "spawn", 1, NAMES("argv"), VALUES(list_of(argv))) == 0);
+  CHECK(encode(&out, "python", 2, NAMES("code"), VALUES(bytes_of("x = 1\nx", 7))) == 0);
+  CHECK(encode(&out, "kill", 1, NULL, NULL) == 0);
+  CHECK(encode(&out, "signal", 1, NAMES("signal"), VALUES(number(15))) == 0);
+  CHECK(encode(&out, "pack", 3, NAMES("path", "max_bytes", "max_entries"),
+               VALUES(text_of("/workspace/output"), number(2147483648.0), number(20000))) == 0);
   const char *ops[] = {"spawn", "python", "kill", "signal", "pack"};
   const long long ids[] = {1, 2, 1, 1, 3};
   const size_t counts[] = {1, 1, 0, 1, 3};
@@ -72,11 +119,11 @@ static void stdin_requests_round_trip(void) {
   buf out = BUF_INIT;
   const char *argv[] = {"cat", NULL};
   static const char chunk[] = "{\"jsonrpc\":\"2.0\"}\n\0,\n";
-  CHECK(sv_encode_run(&out, 4, SV_SPAWN_STDIN, argv, NULL, NULL, "first", 5, 0) == 0);
-  CHECK(sv_encode_run(&out, 5, SV_SPAWN, argv, NULL, NULL, NULL, 0, 0) == 0);
-  CHECK(sv_encode_write(&out, 6, 4, chunk, sizeof chunk - 1) == 0);
-  CHECK(sv_encode_write(&out, 7, 4, NULL, 0) == 0);
-  CHECK(sv_encode_eof(&out, 8, 4) == 0);
+  CHECK(encode(&out, "spawn", 4, NAMES("argv", "stdin", "keep_stdin"), VALUES(list_of(argv), bytes_of("first", 5), flag())) == 0);
+  CHECK(encode(&out, "spawn", 5, NAMES("argv"), VALUES(list_of(argv))) == 0);
+  CHECK(encode(&out, "write", 6, NAMES("target", "data"), VALUES(number(4), bytes_of(chunk, sizeof chunk - 1))) == 0);
+  CHECK(encode(&out, "write", 7, NAMES("target", "data"), VALUES(number(4), bytes_of(NULL, 0))) == 0);
+  CHECK(encode(&out, "eof", 8, NAMES("target"), VALUES(number(4))) == 0);
   sv_request req;
   size_t used = 0, pos = 0;
   const char *error = NULL;
@@ -112,7 +159,7 @@ static void stdin_requests_round_trip(void) {
   buf big = BUF_INIT;
   char *data = malloc(1 << 20);
   memset(data, 'x', 1 << 20);
-  CHECK(sv_encode_write(&big, 9, 4, data, 1 << 20) == 0);
+  CHECK(encode(&big, "write", 9, NAMES("target", "data"), VALUES(number(4), bytes_of(data, 1 << 20))) == 0);
   CHECK(sv_parse(big.data, big.len - 1, &req, &used, &error) == 0 && used == big.len);
   CHECK(sv_parse(big.data, big.len, &req, &used, &error) == 1 && used == big.len);
   CHECK(sv_field_find(&req, SV_TAG_STDIN)->len == 1 << 20);
@@ -126,7 +173,8 @@ static void stdin_requests_round_trip(void) {
 static void cut_anywhere_is_incomplete(void) {
   const char *argv[] = {"cat", NULL};
   buf out = BUF_INIT;
-  CHECK(sv_encode_run(&out, 12345, SV_RUN, argv, NULL, "/tmp", "0123456789", 10, 0) == 0);
+  CHECK(encode(&out, "run", 12345, NAMES("argv", "cwd", "stdin"),
+               VALUES(list_of(argv), text_of("/tmp"), bytes_of("0123456789", 10))) == 0);
   for (size_t cut = 0; cut < out.len; cut++) {
     char *copy = malloc(cut + 1); /* exactly cut bytes: ASan sees any read past them */
     memcpy(copy, out.data, cut);
@@ -204,18 +252,19 @@ static void encoder_refuses_what_cannot_be_parsed(void) {
   CHECK(sv_encode(&out, "Run", 1, NULL, 0) == -1);
   CHECK(sv_encode(&out, "", 1, NULL, 0) == -1);
   CHECK(sv_encode(&out, "run", 0, NULL, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, SV_RUN, no_argv, NULL, NULL, NULL, 0, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, SV_RUN, argv, bad_env, NULL, NULL, 0, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, SV_RUN, argv, bad_env2, NULL, NULL, 0, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, SV_RUN, argv, NULL, NULL, NULL, 0, -5) == -1);
-  CHECK(sv_encode_signal(&out, 1, 0) == -1);
-  CHECK(sv_encode_signal(&out, 1, 65) == -1);
-  CHECK(sv_encode_pack(&out, 1, "", 0, 0) == -1);
-  CHECK(sv_encode_run(&out, 1, (enum sv_run_mode)3, argv, NULL, NULL, NULL, 0, 0) == -1);
-  CHECK(sv_encode_write(&out, 2, 0, "x", 1) == -1);  /* no target */
-  CHECK(sv_encode_write(&out, 2, 1, NULL, 3) == -1); /* bytes that are not there */
-  CHECK(sv_encode_write(&out, 0, 1, "x", 1) == -1);
-  CHECK(sv_encode_eof(&out, 2, -1) == -1);
+  CHECK(encode(&out, "run", 1, NAMES("argv"), VALUES(list_of(no_argv))) == -1);
+  CHECK(encode(&out, "run", 1, NAMES("argv", "env"), VALUES(list_of(argv), list_of(bad_env))) == -1);
+  CHECK(encode(&out, "run", 1, NAMES("argv", "env"), VALUES(list_of(argv), list_of(bad_env2))) == -1);
+  CHECK(encode(&out, "run", 1, NAMES("argv", "timeout"), VALUES(list_of(argv), number(-0.005))) == -1);
+  CHECK(encode(&out, "signal", 1, NAMES("signal"), VALUES(number(0))) == -1);
+  CHECK(encode(&out, "signal", 1, NAMES("signal"), VALUES(number(65))) == -1);
+  CHECK(encode(&out, "pack", 1, NAMES("max_bytes"), VALUES(number(0))) == -1);
+  CHECK(encode(&out, "pack", 1, NAMES("path"), VALUES(text_of(""))) == -1);
+  CHECK(encode(&out, "run", 1, NAMES("argv", "cwd"), VALUES(list_of(argv), bytes_of("a\0b", 3))) == -1); /* NUL in a path */
+  CHECK(encode(&out, "write", 2, NAMES("target", "data"), VALUES(number(0), bytes_of("x", 1))) == -1);  /* no target */
+  CHECK(encode(&out, "write", 2, NAMES("target", "data"), VALUES(number(1), bytes_of(NULL, 3))) == -1); /* bytes that are not there */
+  CHECK(encode(&out, "write", 0, NAMES("target", "data"), VALUES(number(1), bytes_of("x", 1))) == -2); /* id 0 */
+  CHECK(encode(&out, "eof", 2, NAMES("target"), VALUES(number(-1))) == -1);
   CHECK(out.len == 0); /* nothing half-written */
   buf_free(&out);
 }
@@ -236,6 +285,26 @@ static void numbers_are_plain_decimals(void) {
   sv_request_free(&req);
 }
 
+/* The declaration (supervisor_ops.def) is whole: every field an op names is
+ * a declared field, every field has a kind, every op name is a word. */
+static void the_declaration_is_whole(void) {
+  for (const sv_op_spec *op = SV_OPS; op->name; op++) {
+    const sv_field_spec *specs[SV_MAX_OP_FIELDS];
+    int required[SV_MAX_OP_FIELDS];
+    size_t n = sv_op_fields(op, specs, required, SV_MAX_OP_FIELDS), words = 0;
+    for (const char *p = op->fields; *p;) {
+      while (*p == ' ') p++;
+      if (!*p) break;
+      words++;
+      p += strcspn(p, " ");
+    }
+    if (n != words) fprintf(stderr, "    op %s names a field that is not declared: \"%s\"\n", op->name, op->fields);
+    CHECK(n == words && n <= SV_MAX_OP_FIELDS);
+    CHECK(sv_op_find(op->name) == op);
+  }
+  CHECK(sv_op_find("nope") == NULL);
+}
+
 int main(void) {
   RUN(run_round_trip);
   RUN(every_op_round_trips);
@@ -244,5 +313,6 @@ int main(void) {
   RUN(hostile_input_is_refused);
   RUN(encoder_refuses_what_cannot_be_parsed);
   RUN(numbers_are_plain_decimals);
+  RUN(the_declaration_is_whole);
   TEST_EXIT();
 }

@@ -18,7 +18,7 @@ end
 
 -- How many requests the session's supervisor was sent while fn ran.
 local function requests(b, fn)
-  local ex = b._session.executor
+  local ex = b._session.supervisor
   local before = ex.next_id
   fn()
   return ex.next_id - before
@@ -115,14 +115,14 @@ end)
 
 t.test("without the supervisor up, get and put go through the engine as before", function()
   local session = box._session
-  session._file_executor = function() return false end
+  session._file_supervisor = function() return false end
   local ok, err = pcall(function()
     assert(box:put("engine/path.txt", "via engine\n"))
     t.eq(box:get("engine/path.txt"), "via engine\n")
     local v, gerr = box:get("engine/none.txt")
     t.eq(v, nil); t.eq(gerr.kind, "not_found")
   end)
-  session._file_executor = nil
+  session._file_supervisor = nil
   if not ok then error(err, 0) end
 end)
 

@@ -189,14 +189,14 @@ end, {skip_runtime = {runsc = "gVisor has no /proc/sys/fs/inotify/max_queued_eve
 t.test("a restarted supervisor is asked to watch again; what changed across the restart is mirrored", function()
   local box, dir = open_saving()
   ok_exec(box, "mkdir -p output && echo 1 > output/f.txt")
-  local old = box._session.executor
+  local old = box._session.supervisor
   old:close() -- serve ends with its stdin; the session starts another at the next call
   local r, err = box:exec("echo 2 > output/f.txt")
   if not r then
     t.eq(err.kind, "sandbox_restarted")
     ok_exec(box, "echo 2 > output/f.txt")
   end
-  t.ok(box._session.executor ~= old, "a new serve")
+  t.ok(box._session.supervisor ~= old, "a new serve")
   t.eq(fs.read(dir .. "/output/f.txt"), "2\n")
   unchanged_after(box, "true", "the new serve watches the folder too")
   ok_exec(box, "echo 3 > output/f.txt")

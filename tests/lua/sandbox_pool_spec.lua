@@ -105,7 +105,7 @@ t.test("an open from the pool is fast, pre-started, warm, and a fresh session", 
   t.ok(first and first.pooled, "taken from the pool")
   t.ok(started[first.container], "its container was running before the open")
   t.lt(took, 0.5, "a pooled open with a small manifest")
-  t.ok(first._session.executor and not first._session.serving, "its supervisor is already serving")
+  t.ok(first._session.supervisor and not first._session.serving, "its supervisor is already serving")
   t.eq(first:get("in/a.txt"), "one", "the manifest is staged after hand-out")
   t.eq(first:exec("echo scratch > left.txt; echo tmp > /tmp/t; ls").stdout, "in\nleft.txt\n")
   t.eq(first:python("secret = 42; secret").stdout, "42\n")

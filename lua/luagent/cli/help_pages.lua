@@ -2,8 +2,9 @@
 -- its prose in doc/help/TOPIC.md (embedded at build time). The usage summary
 -- (`luagent help`), each command's page and each topic's page (`luagent help
 -- TOPIC`) and the man page (`luagent help --man` -> luagent.1) are all
--- rendered from these tables by luagent.cli.help, so they cannot drift apart. README.md is the front door; what it leaves out is here, and
--- it links each page ("luagent help sandboxes").
+-- rendered from these tables by luagent.cli.help, so they cannot drift apart.
+-- README.md is the front door; what it leaves out is here, and it links each
+-- page ("luagent help sandboxes").
 --
 --   pages.ORDER        the commands, in the order of the summary and the man page
 --   pages.GUIDES       the topics that are not commands (recipes, sandboxes, ...),

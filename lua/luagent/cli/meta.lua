@@ -22,6 +22,8 @@ cli.FILES = {
   -- the low-level modules, one file each
   "loop.lua", "sys.lua", "events.lua", "run.lua", "manifest.lua", "tar.lua", "engine_client.lua", "engine_stream.lua",
   "dates.lua", "process.lua", "context.lua", "http_head.lua",
+  -- the contracts behind a box, for backends
+  "sandbox_backend.lua",
 }
 
 cli.LIBRARY = ".luagent/meta"

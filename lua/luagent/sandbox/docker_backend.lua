@@ -1,38 +1,12 @@
--- luagent.sandbox.docker_backend: the sandbox backend on the local Docker engine. It
+-- luagent.sandbox.docker_backend: the sandbox backend on a Docker engine. It
 -- turns a session spec (built by luagent.sandbox) into a running session: a
 -- locked-down container whose PID 1 is the sandbox supervisor, a capped
--- workspace volume, staging, restore, archives, commands, removal.
+-- workspace volume, staging, restore, archives, commands, removal. What a
+-- backend provides, and what its sessions and their supervisor do, is the
+-- contract in lua/meta/sandbox_backend.lua (luagent.SandboxBackend,
+-- luagent.SandboxSession, luagent.SandboxSupervisor); the engines a session
+-- goes to come from luagent.sandbox.engine_set.
 --
--- What a backend provides (a warm pool, several engines or Kubernetes would
--- be one more module with these functions, and recipes would not change):
---   (the client, the engine to talk to, comes from luagent.sandbox.engine_set:
---   engine.connect for each engine of the set, placement by load)
---   backend.create(client, spec) -> session | nil, err   the session exists (removable), nothing runs yet
---   session:start() -> true | nil, err          started, manifest staged, snapshot restored
---   session.id, session.container, session.volume, session.restored (the restore report)
---   session:exec(job) -> result | nil, err      job = {argv, env = {K = "v"}, cwd, stdin, timeout, max_output}
---   session:python(code, {timeout, max_output}) -> result | nil, err
---       in a persistent interpreter where there is one; one call at a time, in call order
---   session:spawn(job) -> process | nil, err    job as exec's; the process outlives the call:
---       process:read([seconds]) -> stdout, stderr | nil, err   what it printed since the last read
---       process:wait([seconds]) -> result | false (seconds passed) | nil, err
---       process:signal(signo), process:kill() -> true | nil, err
---   session:put(entries) -> true | nil, err     tar entries (see luagent.tar), names relative to the workspace
---   session:read_file(name, {max_bytes}) -> content | nil, err
---   session:put_file(name, data [, mode]) -> true | nil, err   one file (box:put)
---   session:extract(name, host_dir, {max_bytes, max_entries}) -> report | nil, err
---   session:snapshot(host_tar) -> bytes | nil, err
---   session:ready() -> executor | nil, err      the live executor (a fork streams the workspace through it)
---   session:remove() -> true | nil, err         idempotent; a failed removal is tried again
---   session.workspace_reset                     why the workspace was emptied since open, or nil
--- and, for a warm pool (luagent.sandbox.pool: sessions started with nothing
--- staged, handed out to a later open):
---   session:warm() -> true | nil, err          waits until commands can run (the supervisor is up)
---   session:alive() -> boolean                 still up and never used since warm
---   session:stage(staged, restore) -> true | nil, err   stages what the open that takes it asks
---       (and what a restart stages again)
--- result = {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated, duration,
---           stdout_bytes, stderr_bytes, restarted}, plus persistent and state_lost for python calls.
 -- Every error is a luagent.errors value; when the supervisor or the container
 -- dies under a call, the call returns kind "sandbox_restarted" after the
 -- session came back, and when the engine does not answer, kind
@@ -48,26 +22,10 @@
 -- prune` rescues its outputs (luagent.sandbox.leftovers). Commands never
 -- wait: their call says at once that the engine went away.
 --
--- docker.adopt(client, info, {max_extract, max_extract_entries}) -> session
---   a session of a leftover container (its inspect `info`; started again if
---   it stopped), for the rescue of its outputs: extract, exec;
---   session:forget() lets go of it, leaving it there.
---
--- Commands run through an executor, the one thing that runs processes in a
--- session (luagent.sandbox.supervisor). An executor provides:
---   executor.start(session) -> ex | nil, err     ready to run commands
---   ex:alive() -> true | false, why              false: the session restarts it
---   ex:send(op, job) -> true | nil, err          op "run" | "spawn" | "python" | "pack" | "list" | "read"
---                                                | "put" | "watch"; sets job.id
---   ex:wait(job, seconds [, on_output]) -> true (ended) | false (time passed, or output came) | nil, err
---   ex:take(job) -> stdout, stderr               output since the last take
---   ex:kill(job), ex:signal(job, signo) -> true | nil, err
---   ex:result(job) -> raw                        {stdout, stderr, exit_code, timed_out, oom_killed,
---                                                 killed, truncated, stdout_bytes, stderr_bytes,
---                                                 state_lost, mark, report | saved | sink_error}
---   ex:mark() -> integer | nil                   the last result's mark (a watched folder's change
---                                                generation: sandbox/supervisor/watch.h)
---   ex:close()
+-- docker.adopt(client, info, {max_extract, max_extract_entries}) makes a
+-- session of a leftover container (its inspect `info`; started again if it
+-- stopped), for the rescue of its outputs: extract, exec; session:forget()
+-- lets go of it, leaving it there.
 local engine = require "luagent.engine_client"
 local engine_stream = require "luagent.engine_stream"
 local errors = require "luagent.errors"
@@ -77,6 +35,7 @@ local tar = require "luagent.tar"
 local loop = require "luagent.loop"
 local image = require "luagent.image"
 local supervisor = require "luagent.sandbox.supervisor"
+local command = require "luagent.sandbox.command"
 local recovery = require "luagent.sandbox.recovery"
 local packing = require "luagent.sandbox.packing"
 local process = require "luagent.sandbox.process"
@@ -104,8 +63,10 @@ local SAVE_FROM = owner.LABELS.save_from
 -- Extraction and snapshots: the most a pack may run.
 local PACK_TIMEOUT = 3600
 
+---@class luagent.DockerSession: luagent.SandboxSession
 local Session = {}
 Session.__index = Session
+docker.Session = Session -- the class, for the contract check (tests/lua/sandbox_backend_spec.lua)
 
 -- ---- the engine and the names of a session's objects ----
 
@@ -269,9 +230,9 @@ end
 
 -- A single file goes through the supervisor's read and put (answered by
 -- serve itself: ~1 ms where the archive endpoint costs ~40 ms) when its
--- executor is up; else (serve still starting, or gone) through the engine.
-function Session:_file_executor()
-  return not self.closing and not self.serving and self.executor ~= nil and self.executor:alive() == true
+-- supervisor is up; else (serve still starting, or gone) through the engine.
+function Session:_file_supervisor()
+  return not self.closing and not self.serving and self.supervisor ~= nil and self.supervisor:alive() == true
 end
 
 -- What serve's read and put say when they refuse: "<kind> <message>".
@@ -299,7 +260,7 @@ end
 
 function Session:read_file(name, opts)
   local max = opts and opts.max_bytes or 64 * 1024 * 1024
-  if not (self:_file_executor() and max >= 1) then
+  if not (self:_file_supervisor() and max >= 1) then
     local content, err = engine_stream.read_file(self:_archive_options(self:_workspace_path(name),
       {max_bytes = max, timeout = 600}))
     if content == nil then return nil, errors.from(err) end
@@ -321,7 +282,7 @@ end
 local PUT_MAX = 64 * 1024 * 1024 - 1 -- one request field at most (src/core/supervisor_proto.h)
 
 function Session:put_file(name, data, mode)
-  if not self:_file_executor() or #data > PUT_MAX then return self:put({{name = name, data = data, mode = mode}}) end
+  if not self:_file_supervisor() or #data > PUT_MAX then return self:put({{name = name, data = data, mode = mode}}) end
   local path = self:_workspace_path(name)
   local raw, err = self:_file_op("put", {path = path, data = data, mode = mode})
   if not raw then return nil, err end
@@ -420,7 +381,7 @@ function Session:warm()
 end
 
 function Session:alive()
-  return not self.closing and not self.serving and self.executor ~= nil and self.executor:alive() == true
+  return not self.closing and not self.serving and self.supervisor ~= nil and self.supervisor:alive() == true
 end
 
 -- A small manifest goes in through the warm supervisor, a `tar -x` run as
@@ -453,8 +414,8 @@ end
 
 local closed_error = recovery.closed_error
 
--- The live executor, or nil, err: the session is closed, serve could not
--- start (the error; the next call tries again), or the executor died since
+-- The live supervisor, or nil, err: the session is closed, serve could not
+-- start (the error; the next call tries again), or the supervisor died since
 -- the last call (the session comes back, and this call, which did not run,
 -- says so).
 function Session:_ready()
@@ -462,7 +423,7 @@ function Session:_ready()
   if serving then
     local ex, err = recovery.await(serving)
     if self.serving == serving then
-      self.serving, self.executor = nil, ex
+      self.serving, self.supervisor = nil, ex
       if not ex and not self.closing then
         self:_serve()
         return nil, errors.wrap(err, "the sandbox supervisor could not start")
@@ -470,7 +431,7 @@ function Session:_ready()
     end
   end
   if self.closing then return nil, closed_error(self) end
-  local ex = self.executor
+  local ex = self.supervisor
   if ex and ex:alive() then return ex end
   return nil, recovery.recover(self, ex, ex and select(2, ex:alive()) or "it was not running")
 end
@@ -481,7 +442,7 @@ end
 
 -- ex:wait for job's end, at most `limit` seconds (nil: no limit), asking
 -- the engine every HEARTBEAT seconds whether it still answers: true | false
--- (the limit passed) | nil, err (the executor died, or the engine hangs).
+-- (the limit passed) | nil, err (the supervisor died, or the engine hangs).
 -- Under gVisor the container is asked too, every CONTAINER_CHECK seconds:
 -- runsc's exec does not see its sandbox die, so serve's stream can outlive a
 -- killed container (a command in flight waited out its timeout + BACKSTOP);
@@ -511,8 +472,8 @@ function Session:_wait_answering(ex, job, limit)
   end
 end
 
--- Sends job and waits for its end: the executor's raw result and the
--- seconds it took | nil, err. A fault (the executor died or stopped
+-- Sends job and waits for its end: the supervisor's raw result and the
+-- seconds it took | nil, err. A fault (the supervisor died or stopped
 -- answering) becomes a sandbox_restarted error once the session is back.
 function Session:_run(op, job)
   local ex, err = self:_ready()
@@ -538,15 +499,13 @@ end
 function Session:exec(job)
   local raw, duration = self:_run("run", job)
   if not raw then return nil, duration end
-  return process.result(raw, duration)
+  return command.result(raw, duration)
 end
 
 function Session:_python(code, opts)
   local raw, duration = self:_run("python", {code = code, timeout = opts.timeout, max_output = opts.max_output})
   if not raw then return nil, duration end
-  local result = process.result(raw, duration)
-  result.persistent = not (raw.exit_code == 127 and (raw.failure or ""):find("python3", 1, true))
-  result.state_lost = raw.state_lost or self.python_lost
+  local result = command.result(raw, duration, {python = true, lost = self.python_lost})
   self.python_lost = false
   return result
 end
@@ -563,13 +522,13 @@ function Session:python(code, opts)
   return recovery.await(this)
 end
 
-function Session:spawn(job, command)
+function Session:spawn(job, text)
   local ex, err = self:_ready()
   if not ex then return nil, err end
   local ok
   ok, err = ex:send("spawn", job)
   if not ok then return nil, recovery.recover(self, ex, err.message) end
-  return process.new(self, ex, job, command)
+  return process.new(self, ex, job, text)
 end
 
 -- ---- extraction: a tar streamed by the supervisor's pack ----
@@ -642,7 +601,7 @@ end
 -- volume stay.
 function Session:forget()
   self.closing = true -- a serve still starting closes itself
-  if self.executor then self.executor:close() end
+  if self.supervisor then self.supervisor:close() end
 end
 
 -- Kept, with an error saying so, while it holds files an extraction could

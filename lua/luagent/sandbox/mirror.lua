@@ -233,17 +233,17 @@ end
 function Mirror:_pass(at)
   self.counts.passes = self.counts.passes + 1
   local session = self.session
-  if self:_unchanged(session.executor) then
+  if self:_unchanged(session.supervisor) then
     self.counts.unchanged = self.counts.unchanged + 1
     return true
   end
   self.listed = nil
-  if session.executor then self:_watch(session.executor) end
+  if session.supervisor then self:_watch(session.supervisor) end
   local writes = session.archive_writes or 0
   local before, err = self:_list()
   if not before then return nil, err end
   -- what this listing saw, for the next pass (kept once the pass went through)
-  local listed = {ex = session.executor, mark = before.mark, writes = writes}
+  local listed = {ex = session.supervisor, mark = before.mark, writes = writes}
   local changed = {}
   for rel, f in pairs(before.files) do
     local have = self.files[rel]

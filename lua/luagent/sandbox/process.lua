@@ -3,8 +3,7 @@
 -- under one subreaper: nothing it starts escapes, and everything is killed
 -- by kill(), by close(), or when the box closes.
 --
---   process.result(raw, duration) -> result   a command's result (exec, python, spawn)
---   process.new(session, executor, job) -> proc
+--   process.new(session, supervisor, job, text) -> proc   text: the command as the trace shows it
 --   proc:read([seconds]) -> stdout, stderr | nil, err   printed since the last read;
 --       with seconds, waits that long at most for something to read
 --   proc:wait([seconds]) -> result | nil, err   its end (kind "timeout": still running)
@@ -24,9 +23,10 @@
 -- methods return nil, err of kind "closed"; no I/O happens in a finalizer.
 --
 -- Streamed stdin is the supervisor's write and eof requests (sandbox/supervisor/
--- DESIGN.md), sent over the executor's channel (ex.channel, ids from
+-- DESIGN.md), sent over the supervisor's channel (ex.channel, ids from
 -- ex.next_id) in chunks of CHUNK bytes, each sent once the one before is in
 -- the pipe: the supervisor holds at most one chunk per process.
+local command = require "luagent.sandbox.command"
 local errors = require "luagent.errors"
 local loop = require "luagent.loop"
 local secrets = require "luagent.secrets"
@@ -38,19 +38,11 @@ local TAIL = 512          -- bytes of the last write kept, to find a key cut in 
 
 local signal_number = require("luagent.sys").signal_number -- the one table of names, C's
 
-function process.result(raw, duration)
-  return {
-    stdout = raw.stdout, stderr = raw.stderr, exit_code = raw.exit_code, timed_out = raw.timed_out,
-    oom_killed = raw.oom_killed, killed = raw.killed, truncated = raw.truncated, duration = duration,
-    stdout_bytes = raw.stdout_bytes, stderr_bytes = raw.stderr_bytes, restarted = false,
-  }
-end
-
 local Process = {}
 Process.__index = Process
 
-function process.new(session, ex, job, command)
-  return setmetatable({session = session, ex = ex, job = job, id = job.id, command = command, closed = false,
+function process.new(session, ex, job, text)
+  return setmetatable({session = session, ex = ex, job = job, id = job.id, command = text, closed = false,
                        started = loop.now(), stdin = job.stdin == true, stdin_tail = ""}, Process)
 end
 
@@ -66,7 +58,7 @@ function Process:_unusable()
   end
 end
 
--- The executor died under it: the session comes back without it.
+-- The supervisor died under it: the session comes back without it.
 function Process:_lost(why)
   self.ended = true
   self.lost = true
@@ -74,11 +66,11 @@ function Process:_lost(why)
   return nil, require("luagent.sandbox.recovery").recover(self.session, self.ex, why, true)
 end
 
--- Its executor was replaced or closed by a recovery that another call began
+-- Its supervisor was replaced or closed by a recovery that another call began
 -- (its supervisor died): the process died with it. Its channel is closed, and
 -- a closed channel raises, so every method asks this before using it.
 function Process:_orphaned()
-  return not self.ended and self.ex ~= self.session.executor
+  return not self.ended and self.ex ~= self.session.supervisor
 end
 
 function Process:_gone()
@@ -113,7 +105,7 @@ function Process:wait(seconds)
     return errors.fail("timeout", ("%s still runs after %s s"):format(tostring(self), tostring(seconds)))
   end
   self.ended = true
-  self.result = process.result(self.ex:result(self.job), loop.now() - self.started)
+  self.result = command.result(self.ex:result(self.job), loop.now() - self.started)
   return self.result
 end
 

@@ -14,9 +14,9 @@
 --     says when and why, for whoever reads the outputs later), and a new
 --     `serve` is started;
 --   - the next box:python call reports state_lost (the interpreter is gone).
--- Every task that saw the same executor die shares one recovery.
+-- Every task that saw the same supervisor die shares one recovery.
 --
---   recovery.recover(session, dead_executor, why [, running]) -> err
+--   recovery.recover(session, dead_supervisor, why [, running]) -> err
 --   recovery.engine_lost(client) -> err | nil      a docker_unreachable error when the engine does not answer
 --   recovery.socket_gone(client) -> err | nil      the same, when its unix socket's file is gone (no call made)
 --   recovery.wait_engine(session, seconds) -> true | nil, err   until it answers again, at most seconds
@@ -86,8 +86,8 @@ end
 local function restart(session)
   local lost = recovery.engine_lost(session.client)
   if lost then return nil, lost end
-  if session.executor then session.executor:close() end -- its serve ends with its stdin
-  session.executor = nil
+  if session.supervisor then session.supervisor:close() end -- its serve ends with its stdin
+  session.supervisor = nil
   session.python_lost = true
   local last_err
   for attempt = 1, ATTEMPTS do
@@ -108,7 +108,7 @@ local function restart(session)
       ex, err = supervisor.start(session)
       if ex then
         session.engine_unreachable = nil
-        session.executor = ex
+        session.supervisor = ex
         session.restarts = session.restarts + 1
         local what = session.restarted_container and "container" or "supervisor"
         session.restarted_container = nil
@@ -160,7 +160,7 @@ local function unreachable_error(session, err, running)
   return errors.new("docker_unreachable", message, {session = session.id, endpoint = err.endpoint, cause = err})
 end
 
--- The error for a call whose executor `dead` died (or stopped answering),
+-- The error for a call whose supervisor `dead` died (or stopped answering),
 -- returned once the session is back (or the error that kept it down);
 -- `running`: the call's command had been sent. A recovery that failed is
 -- not shared with later calls: each tries again.

@@ -1,10 +1,11 @@
--- luagent.sandbox.supervisor: the executor of a session — the only thing that
+-- luagent.sandbox.supervisor: the supervisor of a session — the only thing that
 -- runs commands in it. The static C supervisor (sandbox/supervisor/, embedded
 -- in luagent as the asset build/luagent-supervisor) is PID 1 of the session's
 -- container; this module stages it and speaks to `luagent-supervisor serve`,
 -- started once per session by a Docker exec, over one hijacked attach
 -- (luagent.engine_stream.supervisor). A command costs a fork there, not a Docker
--- exec. The executor interface is written at the top of luagent.sandbox.docker_backend.
+-- exec. The handle's methods are the contract luagent.SandboxSupervisor
+-- (lua/meta/sandbox_backend.lua).
 --
 --   supervisor.HOME, supervisor.PATH        where the binary lives in a session
 --   supervisor.entry() -> tar entry          the binary, as a tar entry
@@ -105,8 +106,10 @@ function supervisor.missing(err)
   return said:find(supervisor.PATH, 1, true) ~= nil and said:lower():find("no such file", 1, true) ~= nil
 end
 
-local Executor = {}
-Executor.__index = Executor
+---@class luagent.Supervisor: luagent.SandboxSupervisor
+local Supervisor = {}
+Supervisor.__index = Supervisor
+supervisor.Supervisor = Supervisor -- the class, for the contract check
 
 -- serve UID:GID, and under gVisor the pids cap as RLIMIT_NPROC of the
 -- command user (the host's pids cgroup cannot cap gVisor's processes).
@@ -126,10 +129,10 @@ function supervisor.start(session)
   local channel
   channel, err = engine_stream.supervisor(client:options("/exec/" .. created.Id .. "/start", {body = START_BODY}))
   if not channel then return nil, errors.from(err) end
-  return setmetatable({channel = channel, next_id = 0, exec_id = created.Id}, Executor)
+  return setmetatable({channel = channel, next_id = 0, exec_id = created.Id}, Supervisor)
 end
 
-function Executor:alive()
+function Supervisor:alive()
   return self.channel:alive()
 end
 
@@ -141,39 +144,40 @@ local function sorted_env(env)
   return list
 end
 
--- The request fields and channel options of a job:
---   {argv, env = {K = "v"}, cwd, stdin, timeout, max_output} (run, spawn)
---   {code, timeout, max_output} (python)
---   {path, max_bytes, max_entries, dest, strip | save} (pack)
---   {path, max_bytes, max_entries, window} (pack streamed: its tar is stdout, taken by
---       the caller; the channel stops reading while `window` bytes wait untaken)
---   {path, max_entries, max_output} (list)
---   {path, max_bytes} (read: the file comes as stdout, kept up to max_bytes)
---   {path, data, mode} (put)
---   {path} (watch: every result's mark is then that folder's change generation)
-local function request(op, job)
-  if op == "python" then return {code = job.code, timeout = job.timeout}, {max_output = job.max_output} end
-  if op == "list" then return {path = job.path, max_entries = job.max_entries}, {max_output = job.max_output} end
-  if op == "read" then return {path = job.path, max_bytes = job.max_bytes}, {max_output = job.max_bytes + 1} end
-  if op == "put" then return {path = job.path, data = job.data, mode = job.mode}, {max_output = 4096} end
-  if op == "watch" then return {path = job.path}, {max_output = 4096} end
-  if op == "pack" and job.window then -- streamed to its reader (a fork): the reader paces it
-    return {path = job.path, max_bytes = job.max_bytes, max_entries = job.max_entries},
-           {window = job.window, max_output = 4 * job.window}
-  end
+-- The protocol's operations, declared once (src/core/supervisor_ops.def):
+-- {NAME = {answered, fields = {name, ...}, required = {name = true}}}.
+local OPS = engine_stream.SUPERVISOR_OPS
+
+-- The channel options of a job (what the host keeps of its output):
+--   a pack streamed to its reader (job.window: a fork) is paced by the reader;
+--   another pack goes into an extraction (dest, strip) or a file (save);
+--   read keeps the file (max_bytes); put and watch answer in a line;
+--   the rest keep max_output per stream.
+local function options(op, job)
+  if op == "pack" and job.window then return {window = job.window, max_output = 4 * job.window} end
   if op == "pack" then
     local limit = stream_limit(job.max_bytes, job.max_entries)
-    local sink = job.save and {save = {path = job.save, limit = limit}}
+    return job.save and {save = {path = job.save, limit = limit}}
       or {extract = {dest = job.dest, strip = job.strip, max_bytes = job.max_bytes,
                      max_entries = job.max_entries, limit = limit}}
-    return {path = job.path, max_bytes = job.max_bytes, max_entries = job.max_entries}, sink
   end
-  return {argv = job.argv, env = sorted_env(job.env), cwd = job.cwd, stdin = job.stdin, timeout = job.timeout},
-         {max_output = job.max_output}
+  if op == "read" then return {max_output = job.max_bytes + 1} end
+  if op == "put" or op == "watch" then return {max_output = 4096} end
+  return {max_output = job.max_output}
 end
 
--- Sends job as op ("run", "spawn", "python", "pack", "list", "read", "put" or "watch"); sets job.id.
-function Executor:send(op, job)
+-- The request's fields: the job's, as the op declares them. A job's env is
+-- {K = "v"} (sent sorted, "K=v"); a spawn's stdin = true keeps its stdin open.
+local function request(op, job)
+  local fields = {}
+  for _, name in ipairs(OPS[op].fields) do fields[name] = job[name] end
+  if fields.env then fields.env = sorted_env(fields.env) end
+  if job.stdin == true then fields.stdin, fields.keep_stdin = nil, true end
+  return fields, options(op, job)
+end
+
+-- Sends job as op (an answered op of OPS); sets job.id.
+function Supervisor:send(op, job)
   self.next_id = self.next_id + 1
   job.id = self.next_id
   local fields, opts = request(op, job)
@@ -183,31 +187,30 @@ function Executor:send(op, job)
 end
 
 -- true (ended) | false (seconds passed; with on_output: or output came) | nil, err (gone)
-function Executor:wait(job, seconds, on_output)
+function Supervisor:wait(job, seconds, on_output)
   local ended, err = self.channel:wait(job.id, seconds, on_output)
   if ended == nil then return nil, errors.from(err) end
   return ended
 end
 
-function Executor:take(job)
+function Supervisor:take(job)
   return self.channel:take(job.id)
 end
 
-function Executor:kill(job)
+function Supervisor:kill(job)
   local ok, err = self.channel:send("kill", job.id)
   if not ok then return nil, errors.from(err) end
   return true
 end
 
-function Executor:signal(job, signo)
+function Supervisor:signal(job, signo)
   local ok, err = self.channel:send("signal", job.id, {signal = signo})
   if not ok then return nil, errors.from(err) end
   return true
 end
 
--- {stdout, stderr, exit_code, timed_out, oom_killed, killed, truncated,
---  stdout_bytes, stderr_bytes, state_lost, failure, mark, report | saved | sink_error}
-function Executor:result(job)
+-- luagent.SupervisorResult (lua/meta/sandbox_backend.lua)
+function Supervisor:result(job)
   local r = self.channel:result(job.id)
   if r.failure then r.stderr = r.failure .. "\n" .. r.stderr end
   r.state_lost = (r.flags or ""):find("r", 1, true) ~= nil
@@ -216,11 +219,11 @@ end
 
 -- The mark of the last result that came, any command's (sandbox/supervisor/watch.h):
 -- the change generation of the folder a `watch` named, or nil (none, or unknown).
-function Executor:mark()
+function Supervisor:mark()
   return self.channel:mark()
 end
 
-function Executor:close()
+function Supervisor:close()
   self.channel:close()
 end
 

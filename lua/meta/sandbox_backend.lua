@@ -1,0 +1,200 @@
+---@meta luagent.sandbox_backend
+-- The contracts behind a box, for whoever writes a sandbox backend (recipes
+-- never need them): what a backend makes (a session), what runs commands in
+-- it (its supervisor), and the raw result the supervisor gives. A backend
+-- declares its session class as `---@class X: luagent.SandboxSession`, and
+-- tests/lua/sandbox_backend_spec.lua checks that it has every method below.
+-- The nouns (src/DESIGN.md, "Names"): a box is what a recipe holds; a session
+-- is a backend's sandbox behind it (a container, a pod); the supervisor is the
+-- program in the session that runs every command, and the host's handle on it;
+-- its channel is the byte stream between them; the kernel is the one
+-- persistent Python interpreter it keeps.
+-- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
+
+---A backend: makes sessions from a session spec (luagent.sandbox builds the spec).
+---@class luagent.SandboxBackend
+local SandboxBackend = {}
+
+---The session exists (removable); nothing runs in it yet.
+---@param client luagent.engine_client.Client the engine or cluster to make it on
+---@param spec table the session spec
+---@return luagent.SandboxSession? session
+---@return luagent.Error? err
+function SandboxBackend.create(client, spec) end
+
+---A job: what one command runs.
+---@class luagent.SandboxJob
+---@field argv string[] the command line
+---@field env? table<string, string> extra environment
+---@field cwd? string
+---@field stdin? string|true its input (then end-of-file), or true: kept open (a spawn)
+---@field timeout? number seconds (0 or nil: none)
+---@field max_output? integer bytes kept per stream
+
+---A sandbox a backend made: a container (Docker), a pod (Kubernetes).
+---@class luagent.SandboxSession
+---@field id string the session id
+---@field container string the container (or pod) name
+---@field volume string? the workspace volume, where the backend has one
+---@field restored luagent.ExtractReport? what a restore staged
+---@field workspace_reset string? why the workspace was emptied since the open, or nil
+---@field supervisor luagent.SandboxSupervisor? the live supervisor, once up
+local SandboxSession = {}
+
+---Started, the manifest staged, a snapshot restored.
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSession:start() end
+
+---Runs a command to its end.
+---@param job luagent.SandboxJob
+---@return luagent.ExecResult? result
+---@return luagent.Error? err
+function SandboxSession:exec(job) end
+
+---Python code in the persistent interpreter where there is one; one call at a time, in call order.
+---@param code string
+---@param opts {timeout?: number, max_output?: integer}
+---@return luagent.ExecResult? result
+---@return luagent.Error? err
+function SandboxSession:python(code, opts) end
+
+---A process that outlives the call (box:spawn).
+---@param job luagent.SandboxJob
+---@return luagent.SandboxProcess? process
+---@return luagent.Error? err
+function SandboxSession:spawn(job) end
+
+---Tar entries (luagent.tar), names relative to the workspace.
+---@param entries table[]
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSession:put(entries) end
+
+---One file of the workspace.
+---@param name string
+---@param opts {max_bytes?: integer}
+---@return string? content
+---@return luagent.Error? err
+function SandboxSession:read_file(name, opts) end
+
+---One file into the workspace (box:put).
+---@param name string
+---@param data string
+---@param mode? integer
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSession:put_file(name, data, mode) end
+
+---A file or folder of the workspace into a host folder, safely.
+---@param name string
+---@param host_dir string
+---@param opts {max_bytes?: integer, max_entries?: integer}
+---@return luagent.ExtractReport? report
+---@return luagent.Error? err
+function SandboxSession:extract(name, host_dir, opts) end
+
+---The workspace as a tar file on the host.
+---@param host_tar string
+---@return integer? bytes
+---@return luagent.Error? err
+function SandboxSession:snapshot(host_tar) end
+
+---The live supervisor (a fork streams the workspace through it).
+---@return luagent.SandboxSupervisor? supervisor
+---@return luagent.Error? err
+function SandboxSession:ready() end
+
+---Removed; idempotent; a failed removal is tried again.
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSession:remove() end
+
+---A warm pool's: waits until commands can run (the supervisor is up).
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSession:warm() end
+
+---A warm pool's: still up and never used since warm.
+---@return boolean
+function SandboxSession:alive() end
+
+---A warm pool's: stages what the open that takes it asks (and what a restart stages again).
+---@param staged table
+---@param restore? table
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSession:stage(staged, restore) end
+
+---The host's handle on a session's supervisor (luagent.sandbox.supervisor):
+---requests as src/core/supervisor_ops.def declares them, over its channel.
+---@class luagent.SandboxSupervisor
+local SandboxSupervisor = {}
+
+---false, why: it died (the session restarts it).
+---@return boolean alive
+---@return string? why
+function SandboxSupervisor:alive() end
+
+---Sends a job as an answered op of the declaration ("run", "spawn", "python", "pack", "list",
+---"read", "put", "watch"); sets job.id.
+---@param op string
+---@param job table
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSupervisor:send(op, job) end
+
+---true: it ended; false: seconds passed (with on_output: or output came).
+---@param job table
+---@param seconds? number
+---@param on_output? fun()
+---@return boolean? ended
+---@return luagent.Error? err
+function SandboxSupervisor:wait(job, seconds, on_output) end
+
+---The output since the last take.
+---@param job table
+---@return string stdout
+---@return string stderr
+function SandboxSupervisor:take(job) end
+
+---@param job table
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSupervisor:kill(job) end
+
+---@param job table
+---@param signo integer
+---@return true? ok
+---@return luagent.Error? err
+function SandboxSupervisor:signal(job, signo) end
+
+---The job's raw result, once it ended; the job is forgotten.
+---@param job table
+---@return luagent.SupervisorResult
+function SandboxSupervisor:result(job) end
+
+---The last result's mark: the change generation of the folder a `watch` named, or nil.
+---@return integer?
+function SandboxSupervisor:mark() end
+
+function SandboxSupervisor:close() end
+
+---What the supervisor says of a command that ended (its X frame and what came before);
+---luagent.sandbox.command turns it into a luagent.ExecResult.
+---@class luagent.SupervisorResult
+---@field stdout string kept up to max_output (head and tail when cut)
+---@field stderr string
+---@field exit_code integer
+---@field timed_out boolean
+---@field oom_killed boolean
+---@field killed integer processes it left that were killed
+---@field truncated boolean
+---@field stdout_bytes integer
+---@field stderr_bytes integer
+---@field state_lost boolean python: the interpreter was restarted before this call
+---@field failure string? why it could not start or finish ("cannot run python3", ...)
+---@field mark integer? a watched folder's change generation
+---@field report luagent.ExtractReport? a pack extracted on the host
+---@field saved integer? a pack saved as a file: its bytes
+---@field sink_error luagent.Error? why the pack's extraction or file failed
