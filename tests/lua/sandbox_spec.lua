@@ -382,14 +382,22 @@ t.test("put and get, and a clear error for a missing file", function()
 end)
 
 t.test("two sessions run commands concurrently", function()
-  local started = luagent.now()
+  -- each command says when it began and ended (the containers share the host's clock):
+  -- the two 1 s commands overlap in time, however loaded the machine is
   local results, errors = luagent.map({1, 2}, function(i)
     local s <close> = assert(sandbox.open{})
-    return assert(s:exec("sleep 1; echo " .. i)).stdout
+    return assert(s:exec("date +%s.%N; sleep 1; echo " .. i .. "; date +%s.%N")).stdout
   end)
   t.eq(errors, nil)
-  t.eq(results[1], "1\n"); t.eq(results[2], "2\n")
-  t.lt(luagent.now() - started, 2.8, "the two 1 s commands overlapped")
+  local spans = {}
+  for i, out in ipairs(results) do
+    local began, n, ended = out:match("^(%S+)\n(%d)\n(%S+)\n$")
+    t.eq(tonumber(n), i, out)
+    spans[i] = {tonumber(began), tonumber(ended)}
+  end
+  t.ok(spans[1][1] < spans[2][2] and spans[2][1] < spans[1][2],
+       ("the two commands ran at the same time: %.2f-%.2f and %.2f-%.2f"):format(spans[1][1], spans[1][2],
+                                                                                 spans[2][1], spans[2][2]))
 end)
 
 t.test("close removes the container and its workspace volume", function()
