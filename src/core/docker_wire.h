@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "capped.h"
 
 typedef struct docker_endpoint {
   char unix_socket[PATH_MAX]; /* set for unix:// endpoints */
@@ -33,23 +34,6 @@ typedef struct docker_endpoint {
  * Returns 0, or -1 with a message in err. */
 int docker_endpoint_parse(const char *docker_host, const char *tls_verify, const char *cert_path,
                           const char *home, docker_endpoint *out, char *err, size_t errlen);
-
-/* One output stream with a byte cap: head and tail kept, middle counted. */
-typedef struct capped_output {
-  size_t head_cap, tail_cap;
-  buf head;
-  char *tail;          /* ring buffer of tail_cap bytes */
-  size_t tail_len;     /* bytes in the ring */
-  size_t tail_start;   /* index of the oldest byte */
-  unsigned long long total;
-} capped_output;
-
-void capped_init(capped_output *c, size_t cap);
-int capped_write(capped_output *c, const char *data, size_t n);
-/* Appends the kept output to out: everything when it fitted, else head +
- * a marker naming the omitted byte count + tail. Returns 1 if truncated. */
-int capped_result(const capped_output *c, buf *out);
-void capped_free(capped_output *c);
 
 enum { DOCKER_STDOUT = 1, DOCKER_STDERR = 2 };
 

@@ -232,6 +232,12 @@ static const char *special_class(int family, const unsigned char *addr) {
   return NULL;
 }
 
+int net_sockaddr_port(const struct sockaddr *sa) {
+  if (sa->sa_family == AF_INET) return ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
+  if (sa->sa_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
+  return 0;
+}
+
 const char *net_addr_special(const struct sockaddr *sa) {
   int family;
   const unsigned char *addr;

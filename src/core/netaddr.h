@@ -34,6 +34,9 @@ int net_cidr_format(const net_cidr *c, char *out, size_t n);
  * unmaps addresses first)? addr has 4 or 16 bytes. */
 int net_cidr_contains(const net_cidr *c, int family, const unsigned char *addr);
 
+/* The port of an AF_INET or AF_INET6 address (host order); 0 for another family. */
+int net_sockaddr_port(const struct sockaddr *sa);
+
 /* NULL for a public unicast address, else its class: "loopback", "private",
  * "link-local", "unique-local", "IPv4-mapped IPv6", "unspecified",
  * "carrier-grade NAT", "multicast", "reserved", "broadcast",

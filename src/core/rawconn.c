@@ -8,6 +8,7 @@
  * curl_easy_send/recv. */
 #include "rawconn.h"
 
+#include <arpa/inet.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "buf.h"
 #include "http.h"
+#include "http_head.h"
 
 #define DEFAULT_CONNECT_TIMEOUT 10.0
 /* The sockets curl watches while it connects: the connection (two at once
@@ -394,4 +396,29 @@ void rawconn_free(rawconn *c) {
   buf_free(&c->queue);
   buf_free(&c->tls_files);
   free(c);
+}
+
+/* ---- targets ---- */
+
+int rawconn_url(const char *host, int port, int tls, const char *pin, char *url, char *resolve, char *err,
+                size_t errlen) {
+  http_host h;
+  const char *why = NULL;
+  if (!host || port < 1 || port > 65535 || http_host_parse(host, strlen(host), &h, &why) < 0 ||
+      strcmp(h.name, host) != 0) {
+    snprintf(err, errlen, "%s:%d is not a canonical host and port", host ? host : "(none)", port);
+    return -1;
+  }
+  const char *open = h.family == 6 ? "[" : "", *close = h.family == 6 ? "]" : "";
+  snprintf(url, RAWCONN_URL_MAX, "%s://%s%s%s:%d", tls ? "https" : "http", open, h.name, close, port);
+  resolve[0] = '\0';
+  if (!pin) return 0;
+  unsigned char addr[16];
+  int v6 = strchr(pin, ':') != NULL;
+  if (inet_pton(v6 ? AF_INET6 : AF_INET, pin, addr) != 1) {
+    snprintf(err, errlen, "the pin %s is not an IP address", pin);
+    return -1;
+  }
+  snprintf(resolve, RAWCONN_URL_MAX, "%s:%d:%s%s%s", h.name, port, v6 ? "[" : "", pin, v6 ? "]" : "");
+  return 0;
 }

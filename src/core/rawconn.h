@@ -48,6 +48,16 @@ typedef struct rawconn_callbacks {
 
 typedef struct rawconn rawconn;
 
+#define RAWCONN_URL_MAX 340
+
+/* The url (and, with pin, the resolve entry) for a canonical host
+ * (http_head.h): "http(s)://host:port", "[v6]" bracketed, and
+ * "host:port:pin" so libcurl connects to the pinned address. Text that is
+ * not a canonical host is refused (-1, why in err), so libcurl never parses
+ * a host another parser judged. url and resolve: RAWCONN_URL_MAX bytes. */
+int rawconn_url(const char *host, int port, int tls, const char *pin, char *url, char *resolve, char *err,
+                size_t errlen);
+
 /* Starts connecting (the loop does the rest); NULL with a reason in err
  * when out of memory or curl refused the options. */
 rawconn *rawconn_start(loop *lp, const rawconn_target *target, const rawconn_callbacks *cb, void *ctx, char *err,
