@@ -1,4 +1,4 @@
--- bench/fork: box:fork (issue 20, item 2) against opening the same sessions
+-- bench/fork: box:fork against opening the same sessions
 -- cold, in one run, alternating, against the real engine:
 --   fork     a source session holding a 50 MB workspace (staged once, not
 --            timed) forked into 8: box:fork(8), which opens 8 sessions of its

@@ -1,4 +1,4 @@
--- bench/network: what sandbox egress by rule (issue 19) costs, measured in one
+-- bench/network: what sandbox egress by rule costs, measured in one
 -- run against the real engine and loopback upstreams (tests/net_upstreams.py),
 -- the host's direct way measured alongside as the baseline, alternating:
 --   download     100 MB (/bytes/104857600) with curl -o /dev/null: on the host

@@ -10,7 +10,7 @@ out=${1:?usage: build-offline.sh OUT_TAR}
 suite=bookworm
 # nodejs: MCP servers written for node run inside the sandbox (tools.mcp{sandbox = box})
 # python3-pip, curl, ca-certificates: code in a sandbox with network rules installs packages
-# and fetches files through luagent's proxy (issue 19); the CA bundle is
+# and fetches files through luagent's proxy; the CA bundle is
 # /etc/ssl/certs/ca-certificates.crt, as in the Dockerfile's image
 packages=python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib,nodejs,python3-pip,curl,ca-certificates
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Upstream servers for luagent's network tests (issue 19): test doubles on 127.0.0.1 only.
+"""Upstream servers for luagent's network tests: test doubles on 127.0.0.1 only.
 
 usage: tests/net_upstreams.py --dir DIR [--names a,b,c] [--canary PORT,...]
 

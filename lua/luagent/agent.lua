@@ -1,44 +1,17 @@
--- luagent.agent: the write-run-observe loop.
+-- luagent.agent: the write-run-observe loop. What it does, as a recipe author
+-- sees it, is written once, in `luagent help recipes` (with `help structured`
+-- for answers that match a schema, `help approval` for calls that wait for a
+-- yes, `help models` for compaction); agent.new{...}, agent:run(task), the
+-- options and the result are in lua/meta/agent.lua.
 --
--- agent.new{...} -> agent; agent:run(task [, {messages}]) -> result: the options and the
--- result's fields are in lua/meta/agent.lua.
---
--- The loop: call the model; run the tool calls it asks for (several at once
--- when it asks for several); give the results back; repeat until it answers
--- without a tool call, or max_turns, or the budget is spent. Stopping at a
--- limit is a normal outcome with the transcript kept; `on_limit(result)` may
--- turn it into a final answer. An unknown tool, arguments that are not valid
--- JSON, a missing required argument or a tool that raises all become tool
--- results the model reads and can fix — except a cancellation (Ctrl-C,
--- SIGTERM, task:cancel()): raised, returned or swallowed by a tool, it ends
--- the run at once, raised from agent:run, with no further model call. A
--- result longer than max_tool_output is cut to its head and tail; the whole
--- text stays in the workspace (.luagent/outputs/ID.txt) and the read_output
--- tool pages through it.
--- Declared outputs are checked before the agent may finish: it is told what
--- is missing (twice at most) and the result lists what is still missing.
--- An agent is a plain value: the same agent can run twice at once.
---
--- With `output`, the final answer is JSON matching output.schema, asked for
--- in each provider's own way (luagent.model.structured) and checked here:
--- result.value is the decoded answer and result.output its JSON text. An
--- answer that does not match goes back to the model with the errors (path and
--- what is wrong) while turns remain; when they run out, stopped_by is
--- "invalid_output" and result.output_errors lists them. A provider that
--- answers through a tool (Anthropic) is offered the answer tool beside the
--- agent's tools: the model uses its tools, then calls it; a turn that ends in
--- plain text instead is followed by one call that must call it. A refusal
--- (OpenAI) stops the run: stopped_by "refused", output the refusal.
---
--- With `approve` (or tools that say needs_approval), a tool call runs only
--- once approved (luagent.approval): a refused call's result is the reason,
--- changed arguments run instead of the model's (its result says so). Calls
--- are approved one at a time, in order, before a turn's calls run.
---
--- An answer that is cut off is never final: a paused turn (pause_turn) goes
--- back and the model goes on; one cut at max_tokens or at the context window
--- ends the run with stopped_by length or context_window. Before each call a
--- run that nears its context window is compacted (luagent.compaction).
+-- Notes for whoever changes it: the loop below reads top to bottom in the
+-- order of one turn (call the model, check the answer, run the tool calls,
+-- feed the results back). An agent is a plain value: the same agent can run
+-- twice at once, since everything a run changes lives in its Run. Every
+-- failure of a tool call becomes a result the model reads, except a
+-- cancellation (Ctrl-C, SIGTERM, task:cancel()): raised, returned or
+-- swallowed by a tool, it ends the run at once, raised from agent:run, with
+-- no further model call.
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local events = require "luagent.events"

@@ -2,26 +2,13 @@
 -- model request it has seen before from disk instead of the provider; only
 -- complete, successful answers are stored.
 --
---   cache.open{dir, mode = "on" | "refresh" [, recipe]} -> h | nil, err
---   h:key{provider, base_url, body} -> key, normalized body
---       key = sha256 of the canonical JSON of {v, provider, base_url, body}, body
---       without stream/stream_options and with tool timings ("took 1.2 s")
---       blanked as replay does (luagent.model.recording); never a key or header
---   h:get(key) -> entry | nil        a missing, torn or corrupt entry is a miss
---   h:put(key, entry) -> true | nil  atomic (temp file + rename, luagent.fs);
---       a failed write is one warning on stderr per handle, never a failure
---   h:lookup(m, req, body) -> look   what the model call path asks first
---       (look.entry: the stored answer, or nil: go live); counts hits and misses,
---       and at the first miss after hits says where and why the run went live
---   h:stored(look, result)           after a live call: stores a complete answer
---   h:finish() -> event | nil        at the run's end: saves the order of its keys; the
---                                    "N model calls: ..." event (cache_summary), nil when none
---   h.stats = {calls, hits, live, misses, corrupt, saved_cost, saved_unknown}
---   cache.stats(dir) -> {dir, entries, bytes, oldest, newest, by_model} | nil, err
---   cache.clear(dir [, {older_than = seconds}]) -> {removed, bytes, kept} | nil, err
---   cache.dir_for(settings, recipe_dir) -> the folder (setting cache.dir, env
---       LUAGENT_CACHE, default <recipe_dir>/.luagent/cache)
---   cache.for_run(run, mode) / cache.from_config(value, file)   switching it on
+-- The functions and the handle's methods: lua/meta/cache.lua. A key is the
+-- sha256 of the canonical JSON of {v, provider, base_url, body}: the body
+-- without stream/stream_options, with tool timings ("took 1.2 s") blanked as
+-- replay does (luagent.model.recording), never a key or a header. A missing,
+-- torn or corrupt entry is a miss; a failed write is one warning on stderr
+-- per handle, never a failure. At the first miss after hits, the run says
+-- where and why it went live.
 --
 -- Files: DIR/<2 hex>/<key>.json (one entry each), DIR/runs/<recipe>.json (the
 -- ordered keys of the recipe's last run, for "live from turn N: why").

@@ -5,11 +5,8 @@
 -- luagent.run, which makes runs and registers here what they are; calls
 -- go down only (luagent.run -> luagent.context -> luagent.loop).
 --
---   context.current() -> run       the calling task's run, else the default run
---   context.default() -> run | nil  the process's run (`luagent run`'s; a bare one in the REPL and CLI commands)
---   context.runs_root() -> path    where run folders go: $LUAGENT_RUNS_DIR, else "runs"
---   context._register(class)       (luagent.run) a task's context is a run when its metatable is class
---   context._set_default(r) -> r   (luagent.run) the process's run
+-- The functions: lua/meta/context.lua; luagent.run registers its class with
+-- context._register, so a task's context is a run when its metatable is that class.
 local loop = require "luagent.loop"
 
 local context = {}

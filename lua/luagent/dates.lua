@@ -1,8 +1,5 @@
 -- luagent.dates: calendar arithmetic without the local time zone.
---
---   dates.days_from_civil(2024, 3, 4)           -> days since 1970-01-01
---   dates.parse("Sun, 30 Nov 2026 12:00:00 GMT") -> seconds since the epoch (HTTP dates)
---   dates.parse("2026-11-30T12:00:00.5+01:00")   -> seconds since the epoch (RFC 3339)
+-- (days_from_civil; parse for HTTP dates and RFC 3339: lua/meta/dates.lua)
 local dates = {}
 
 -- Days since 1970-01-01 of a civil date (proleptic Gregorian calendar).

@@ -1,20 +1,10 @@
 -- luagent.diff: how two texts, or two JSON-like values, differ.
 --
---   diff.unified(a, b, {a_name, b_name, context = 3}) -> string
---       a unified diff in the format of `diff -u` ("--- a_name", "+++ b_name",
---       "@@ -l,s +l,s @@" hunks, "\ No newline at end of file"); "" when the
---       texts are equal. Line-based, minimal (Myers' O(ND) algorithm, linear
---       space). Binary texts (a NUL byte), texts past diff.MAX_BYTES or
---       diff.MAX_LINES, and pairs that would take too long (past diff.MAX_WORK
---       steps) give one line instead: "a_name and b_name differ (...): N bytes,
---       sha256 X; M bytes, sha256 Y".
---   diff.lines_changed(a, b) -> added, removed   lines; past the limits above,
---       the lines of one text not found in the other (counted as multisets)
---   diff.values(a, b, {root = "", max = 8}) -> {{path, a, b}, ...}
---       where two JSON-like values differ, in key order (integer keys first,
---       numerically), at most `max`; path like "root.messages[2].content"
---   diff.short(value, max) -> string   one value in a line, cut at max (160)
---       characters: strings quoted, tables as JSON
+-- The functions: lua/meta/diff.lua. unified() is line-based and minimal
+-- (Myers' O(ND) algorithm, linear space), in the format of `diff -u`; binary
+-- texts (a NUL byte), texts past MAX_BYTES or MAX_LINES, and pairs that would
+-- take past MAX_WORK steps give one line naming both sizes and sha256s
+-- instead. values() walks keys in order, integer keys first.
 local json = require "luagent.json"
 local excerpt = require("luagent.text").excerpt
 

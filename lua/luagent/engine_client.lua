@@ -2,8 +2,8 @@
 --
 --   local engine = require "luagent.engine_client"
 --   local client, err = engine_client.connect()            -- DOCKER_HOST or /var/run/docker.sock
---   client:call("GET", "/containers/json", nil, {query = {all = 1}}) -> decoded JSON | nil, err
---   client:options("/exec/ID/start", {...})        -> options for luagent.engine_stream's streaming calls
+--   client:call(method, path, body, opts) and client:options(...) for the streams:
+--   lua/meta/engine_client.lua
 --
 -- JSON calls go through luagent.http on the engine's socket (one reused
 -- connection); streaming calls (exec, archives) through luagent.engine_stream.

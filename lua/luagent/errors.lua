@@ -3,11 +3,7 @@
 --
 --   local errors = require "luagent.errors"
 --   return nil, errors.new("not_found", "no such file: data.csv", {path = "data.csv"})
---   errors.is(err)              -> true for every luagent error (C or Lua made)
---   errors.retryable(err)       -> can trying again help? (from the catalogue)
---   errors.wrap(err, "staging") -> the same kind and details, "staging: <message>"
---   errors.from(anything)       -> an error value (a raised string becomes kind "error")
---   tostring(err)               -> "kind: message"
+--   tostring(err) reads "kind: message". The functions: lua/meta/errors.lua.
 --
 -- Every expected failure, in C and in Lua, is `nil, err` with err one of
 -- these (kind, message, and details such as status, path, retry_after);

@@ -6,10 +6,7 @@
 --   local web = assert(tools.mcp{url = "http://localhost:3001/mcp", headers = {authorization = "Bearer ..."}})
 --   agent.new{..., tools = {tools.run_python(box), table.unpack(fs)}}
 --
---   mcp.tools(opts) -> list | nil, err    connect, then client:tools(opts); the list is
---       also the server's handle: list:close() / <close> ends the server, list.client is it
---   mcp.connect(opts) -> client | nil, err            (luagent.mcp.client's methods)
---   client:tools{only = {...}, prefix = "fs_"} -> list | nil, err
+-- The functions and the client's methods: lua/meta/mcp.lua.
 --
 -- opts: command = {argv} (a host process, stdio) | url = "http(s)://..."
 --       (Streamable HTTP) | command with sandbox = box (the process runs in

@@ -3,11 +3,7 @@
 -- what a recipe does — luagent.settings, .config, .run_dir, .at_exit, its
 -- events, sandboxes and model calls — reaches its own run.
 --
---   run.current() -> r   the calling task's run, else the process's default run
---   run.new{...} -> r | nil, err;  r:execute(...) -> result   (luagent.run.methods)
---   r.id, r.settings, r.args, r.recipe, r.recipe_dir, r.transport, r.cache (luagent.cache's
---   handle when the run has the model-call cache on), r.stats, r.final,
---   r:dir(sub), r:emit(ev), r:subscribe(fn), r:unsubscribe(fn), r:at_exit(fn [, {last = true}])
+-- A run's fields and methods: lua/meta/run.lua.
 --
 -- The default run is `luagent run`'s (made by init.lua, ended by the host
 -- through luagent._run_exit_hooks), or a bare one (REPL, CLI modules); its

@@ -1,16 +1,7 @@
 -- luagent.schema: JSON Schema, the subset the model providers accept for
 -- structured answers and tool arguments, written as plain Lua tables.
 --
---   schema.check(s [, where]) -> s          raises one message naming the field when s is not a
---                                           valid schema of the subset (misuse: "output.schema.
---                                           properties.kind.type: 'objekt' is not a JSON type ...")
---   schema.problems(s [, where]) -> {"where: what", ...}   the same, as a list (empty: valid)
---   schema.validate(s, value) -> true | false, errors       errors = {{path, message}, ...}:
---                                           path like "$.items[0].kind" (indexes from 0, as in JSON)
---   schema.describe(errors) -> text         one "- path: message" line per error
---   schema.strict_ok(s) -> bool             whether s may be sent with strict = true: every object
---                                           lists all its properties in required and has
---                                           additionalProperties = false (OpenAI's strict mode)
+-- The functions (check, problems, validate, describe, strict_ok): lua/meta/schema.lua.
 --
 -- The subset: type (a name, or a list of names: {"string", "null"} is how a
 -- value may be null), properties, required, additionalProperties, items, enum,

@@ -9,16 +9,8 @@
 -- (luagent.run); the functions below answer for the calling task's run
 -- (luagent.context).
 --
---   trace.open(opts) -> t | nil, err   t:start(time) (run_start), t:write(ev), t:finish(status, message)
---                                       t.failure: the error of a line that could not be written
---   trace.safe(ev), trace.encode(ev)    an event as it may be shown or written
---   trace.describe(ev)                  one line for people, or nil
---   trace.path()                        this run's trace file, once it is open
---   trace.run_id(), trace.run_dir("output")   where this run's files go
---   (runs/ under the current folder, or $LUAGENT_RUNS_DIR)
---   trace.read(path [, {partial = true}]) -> events | nil, err   a trace file read back (a line
---       that is not a JSON event with a type: kind "json"); with partial: the events before
---       such a line, and {line, message} of it (a trace cut by a full disk or a killed run)
+-- The functions: lua/meta/trace.lua. A run's files go to runs/<run-id>/ under
+-- the current folder, or under $LUAGENT_RUNS_DIR.
 --
 -- Recording and replaying the model exchanges (--record / --replay) are model
 -- transports: luagent.model.recording.

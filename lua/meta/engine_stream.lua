@@ -67,7 +67,7 @@ function engine_stream.read_file(opts) end
 ---@return luagent.Error? err
 function engine_stream.supervisor(opts) end
 
----The host's side of a sandbox's egress relay (`luagent-supervisor egress PORT`, issue 19):
+---The host's side of a sandbox's egress relay (`luagent-supervisor egress PORT`):
 ---connections the sandbox makes to its proxy port, decided by luagent.sandbox.egress and
 ---spliced here in C (src/lua/lua_egress.c lists the handle's methods). Returns once the
 ---relay said it listens. opts.ca = true: a per-session CA for TLS ending at luagent.

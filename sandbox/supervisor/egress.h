@@ -1,4 +1,4 @@
-/* egress: the sandbox's one way out (issue 19; DESIGN.md, "Egress").
+/* egress: the sandbox's one way out (DESIGN.md, "Egress").
  * `luagent-supervisor egress PORT`, a Docker exec as uid 0 of its own beside
  * serve, listens on 127.0.0.1:PORT (and [::1]:PORT when the container has
  * it) and relays every TCP connection to the host over its stdin/stdout in

@@ -1,5 +1,5 @@
 /* mitm: the host's TLS server end for the hosts a sandbox secret is bound to
- * (issue 19). The sandbox trusts a per-session CA (mitm_ca) whose key never
+ *. The sandbox trusts a per-session CA (mitm_ca) whose key never
  * leaves this process; for each such host a leaf certificate is made on
  * first use, and the sandbox's TLS is terminated here so the placeholder in
  * its request can be replaced with the real credential. The upstream side is

@@ -1,4 +1,4 @@
-/* netaddr: IP addresses and the address rules of sandbox egress (issue 19).
+/* netaddr: IP addresses and the address rules of sandbox egress.
  *
  * The host checks every upstream connection of a sandbox at the moment it
  * opens the socket, against the address it is about to connect to (after

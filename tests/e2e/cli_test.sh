@@ -25,7 +25,7 @@ check "a missing recipe is a one-line error with exit 2" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && [ \$(wc -l < $TMP/stderr) -eq 1 ] &&
   grep -q \"cannot open recipe '$TMP/does-not-exist.lua'\" $TMP/stderr"
 
-# --set of the wrong shape for the recipe's YAML (issue 20): one line naming the setting and the
+# --set of the wrong shape for the recipe's YAML: one line naming the setting and the
 # shape it needs, no traceback, exit 2, and the run's last line and trace say failed
 mkdir -p "$TMP/shape"
 printf 'model:\n  provider: openai\n  name: gpt-x\nlimits:\n  max_turns: 3\nlabel: plain\n' > "$TMP/shape/r.yaml"
@@ -54,7 +54,7 @@ check "a recipe returning 3: exit 3, 'run ... failed', run_end failed with the r
   tail -1 \$(ls -d \"\$LUAGENT_RUNS_DIR\"/*returns3*/trace.jsonl | tail -1) |
     grep -q '\"error\":\"the recipe returned exit status 3\".*\"status\":\"failed\"'"
 
-# an input larger than the workspace (issue 20): said before any session opens, naming the
+# an input larger than the workspace: said before any session opens, naming the
 # setting to raise; an expected error (an error value the recipe asserted) is its message and
 # where, never a traceback
 truncate -s 1G "$TMP/big.csv"

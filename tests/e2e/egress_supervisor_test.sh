@@ -1,5 +1,5 @@
 # needs: docker
-# The in-sandbox half of egress (issue 19; sandbox/supervisor/DESIGN.md, "Egress") at the
+# The in-sandbox half of egress (sandbox/supervisor/DESIGN.md, "Egress") at the
 # protocol level with the real engine: `luagent-supervisor egress PORT` in a container shaped
 # as luagent.sandbox makes them (NetworkMode none, the static binary from its own volume,
 # PID 1 the supervisor's init), driven over `docker exec -i` by tests/egress_client.py playing

@@ -1,5 +1,5 @@
 # needs: docker
-# The Docker engine goes away in the middle of a run (issue 11): a second
+# The Docker engine goes away in the middle of a run: a second
 # engine started by this test (tests/engines.sh: its own data root, exec root,
 # pidfile and socket, no bridge; the main engine is never touched) is stopped
 # while an agent's tool sleeps after it wrote the three outputs, and started
@@ -191,10 +191,10 @@ missing_image() {
 }
 check "a missing image with save = {...}: the engine's words once, the trace ends with run_end, nothing left" missing_image
 
-# ---- issue 11's reproduction with the default workspace: the engine back only after the run ----
+# ---- the engine-loss reproduction with the default workspace: the engine back only after the run ----
 # the agent saved its outputs, the engine stopped during its next command (sleep 40) and started
 # again after the run: the outputs are home, whole, from the mirror; the run exits as its recipe
-# decides (it had them: 0) — but the run itself ends "incomplete", exit 1 (issue 20: it ended "ok", exit 0,
+# decides (it had them: 0) — but the run itself ends "incomplete", exit 1 (it ended "ok", exit 0,
 # although what the agent wrote after turn 1 is not known); the tool result says the engine went away
 lose_engine repro-$$ end --set grace=2 --set split=true
 repro_saved() {

@@ -5,7 +5,7 @@
 # right fields, a table and a summary; the variants really change the
 # requests and the results; a rerun with nothing changed makes no live call;
 # Ctrl-C keeps what finished. Then the energy recipe's own eval, scripted.
-# Needs run contexts (luagent.run.new) and the model-call cache (issue 9).
+# Needs run contexts (luagent.run.new) and the model-call cache.
 . tests/e2e/lib.sh
 export LUAGENT_EVALS_DIR="$TMP/evals"
 export LUAGENT_CACHE="$TMP/cache"

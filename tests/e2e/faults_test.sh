@@ -83,7 +83,7 @@ check "trace show on a trace without run_end: shown, and said (exit 0)" sh -c "
 
 : > "$TMP/empty-trace.jsonl"
 run_luagent trace show "$TMP/empty-trace.jsonl"
-check "trace show on an empty file: says it is empty, exit 1 (issue 20; it printed nothing, exit 0)" sh -c "
+check "trace show on an empty file: says it is empty, exit 1 (it printed nothing, exit 0)" sh -c "
   [ \"\$(cat $TMP/status)\" = 1 ] && [ ! -s $TMP/stdout ] &&
   grep -q \"luagent: the trace $TMP/empty-trace.jsonl is empty: no event was written\" $TMP/stderr"
 

@@ -1,6 +1,6 @@
 # needs: docker
 # The energy recipe against the fake provider (a test double) posing as the
-# models of today (issue 18): gpt-5.4 over Chat Completions and over
+# models of today: gpt-5.4 over Chat Completions and over
 # Responses with reasoning on, and Claude with extended thinking. Every
 # request must be one the service takes (the fake checks each against the
 # official spec or the SDK's rules), reasoning and thinking go back with each

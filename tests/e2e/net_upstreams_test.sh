@@ -1,5 +1,5 @@
 # needs: docker
-# The network tests' upstreams (tests/net_upstreams.py, issue 19) answer as the other tests rely
+# The network tests' upstreams (tests/net_upstreams.py) answer as the other tests rely
 # on: each endpoint over HTTP and HTTPS (the certificate valid for every name and 127.0.0.1 under
 # the test CA), keep-alive, the byte pattern, request counts, TCP and UDP echo byte-exact, the
 # wheel valid and pip-installable from the index in the sandbox image (on the host's network,

@@ -1,5 +1,5 @@
 # needs: docker
-# Outputs when the host's disk is full from the start (issue 20, item 5): a 64k tmpfs the test
+# Outputs when the host's disk is full from the start: a 64k tmpfs the test
 # mounts and fills before the run. Every output that is not saved is named (before, the
 # message named one of three), and the run ends with exit 1.
 . tests/e2e/lib.sh

@@ -1,5 +1,5 @@
 # needs: docker
-# Nothing of value is destroyed without a word (issue 11): a run killed with
+# Nothing of value is destroyed without a word: a run killed with
 # kill -9 after its agent saved outputs leaves its sandbox; `sandbox ls` says
 # its outputs are unsaved, and the next run's sweep rescues them into the dead
 # run's folder and says so. Outputs that cannot be rescued keep their sandbox:

@@ -4,7 +4,7 @@
 # binary as PID 1 from its own volume), in an image without Python (busybox)
 # and in the sandbox image, driven over `docker exec -i ... serve` by
 # tests/supervisor_client.py, and the same code under ASan/UBSan as a plain
-# process. Issue 10's reproductions through luagent.sandbox itself are
+# process. The supervisor's reproductions through luagent.sandbox itself are
 # tests/lua/sandbox_supervisor_spec.lua; here: the protocol's ops and flags
 # (spawn, signal, kill, python's r, pack's left-out lines) and the cost.
 . tests/e2e/lib.sh

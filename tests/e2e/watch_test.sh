@@ -4,7 +4,7 @@
 # The model is the fake provider (tests/fake_provider.py, a test double); no sandbox.
 . tests/e2e/lib.sh
 if ! "$LUAGENT" help | grep -q -- '--cache '; then
-  # watch runs each rerun with --cache: the model-call cache (issue 9, part 1) must be in the build
+  # watch runs each rerun with --cache: the model-call cache must be in the build
   echo "ok - $SUITE # SKIP this build has no model-call cache (luagent run --cache)"
   exit 0
 fi

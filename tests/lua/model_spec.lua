@@ -44,7 +44,7 @@ local CHECK_PLAIN = {
     local b = req.body
     t.eq(b.model, "gpt-4o-mini")
     t.same(b.messages, {{role = "system", content = "You are an analyst."}, {role = "user", content = "Find the anomaly."}})
-    -- max_tokens is deprecated: an OpenAI model of the model table gets max_completion_tokens (issue 18, defect 3)
+    -- max_tokens is deprecated: an OpenAI model of the model table gets max_completion_tokens
     t.eq(b.temperature, 0); t.eq(b.max_completion_tokens, 256); t.eq(b.max_tokens, nil)
     t.eq(b.stream, nil); t.eq(b.tools, nil)
   end,
@@ -389,7 +389,7 @@ t.test("images go to each provider in its own form", function()
   t.same(oa[3], {role = "tool", tool_call_id = "v1", content = "energy.png"})
   t.eq(oa[4].role, "user")
   t.same(oa[4].content[2], {type = "image_url", image_url = {url = "data:image/png;base64," .. png}})
-  -- detail is required by the Responses schema (issue 18, defect 9): "auto" lets the service choose
+  -- detail is required by the Responses schema: "auto" lets the service choose
   t.same(bodies.openai_responses.input[4].content[2], {type = "input_image", image_url = "data:image/png;base64," .. png,
                                                        detail = "auto"})
   local result = bodies.anthropic.messages[3].content[1]

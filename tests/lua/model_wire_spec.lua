@@ -1,5 +1,5 @@
 -- The model wire formats against shapes the real services send that
--- luagent once mishandled (issue 18's defects, each reproduced here first),
+-- luagent once mishandled (each defect reproduced here first),
 -- over tests/fake_provider.py (a test double speaking each provider's
 -- format): null usage counters, image-only tool results, message phases and
 -- reasoning items, thinking blocks, pause_turn and the context window,
@@ -257,7 +257,7 @@ t.test("the model table can be overridden by a recipe (model.models)", function(
   t.eq(fake.requests(q)[1].body.max_completion_tokens, 10)
 end)
 
--- prompt caching (issue 18, item 3)
+-- prompt caching
 local function count_breakpoints(v)
   if type(v) ~= "table" then return 0 end
   local n = v.cache_control and 1 or 0
@@ -322,7 +322,7 @@ t.test("a prompt too short for the model's cache gets no breakpoint", function()
   t.eq(count_breakpoints(fake.requests(q)[1].body), 0)
 end)
 
--- compaction (issue 18, item 4)
+-- compaction
 
 -- A turn that calls run_python, with the prompt size the provider counted.
 local function turn_step(prefix, i, input)

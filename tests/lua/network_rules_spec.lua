@@ -1,4 +1,4 @@
--- The rules of sandbox egress (luagent.sandbox.network_rules, issue 19): what
+-- The rules of sandbox egress (luagent.sandbox.network_rules): what
 -- a rule text means, deny winning, nothing allowed by default, names never
 -- matching IP literals, secrets and their placeholders, the environment the
 -- sandbox gets, and one error naming the field for every malformed setting —

@@ -1,5 +1,5 @@
 -- needs: docker
--- Sandbox egress by rule (issue 19), with the real engine and upstreams on this
+-- Sandbox egress by rule, with the real engine and upstreams on this
 -- machine's loopback only (tests/net_upstreams.py: HTTP, HTTPS with a test CA,
 -- header echo, a package index serving a wheel built offline, TCP and UDP echo).
 -- The container keeps NetworkMode none: everything goes through the supervisor's

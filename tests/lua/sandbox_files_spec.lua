@@ -1,5 +1,5 @@
 -- needs: docker
--- box:get and box:put of one file (issue 20, item 4) through the sandbox
+-- box:get and box:put of one file through the sandbox
 -- supervisor's read and put ops (sandbox/supervisor/fileio.c): no link
 -- followed, no way out of the workspace, the limits and error kinds of the
 -- engine's archive path they replace, whole files owned by the sandbox user,

@@ -1,5 +1,5 @@
 -- needs: docker
--- sandbox.open's runtime (issue 20, item 1): the runtime a session runs under
+-- sandbox.open's runtime: the runtime a session runs under
 -- (HostConfig.Runtime), on open, pools and engine entries; an engine that
 -- lacks it is refused before a container is made. Run by tests/run twice: on
 -- the main engine (runc), and as gvisor-sandbox_runtime_spec with

@@ -1,5 +1,5 @@
 -- needs: docker
--- Issue 10's eight reproductions against the real engine through
+-- The eight reproductions of the supervisor's defects against the real engine through
 -- luagent.sandbox, each asserting the fixed behaviour, in the sandbox image
 -- and in a Python-less busybox image (tools/busybox-image.sh builds it when
 -- it is missing): OOM of shell commands, the workspace cap, signals to

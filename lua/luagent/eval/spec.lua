@@ -1,7 +1,7 @@
 -- luagent.eval.spec: an eval spec (YAML) read and checked whole before any run
 -- starts.
 --
---   spec.load(path, {sets = {"key=value", ...}, concurrency = n}) -> spec | nil, err
+-- spec.load(path, opts): lua/meta/eval.lua.
 --
 -- A bad spec is ONE error, kind "config", err.usage = true (exit 2), whose
 -- message is "FILE:LINE: KEY: what is wrong (and what to do)" with err.file,

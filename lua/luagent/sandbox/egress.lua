@@ -1,4 +1,4 @@
--- luagent.sandbox.egress: a sandbox's way out, by rule (issue 19).
+-- luagent.sandbox.egress: a sandbox's way out, by rule.
 --
 --   egress.start(session, rules) -> eg | nil, err   the relay started in the session, listening
 --   eg:status() -> {rules, connections, open, allowed, denied, bytes_up, bytes_down, recent}

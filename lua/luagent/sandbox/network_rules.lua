@@ -1,4 +1,4 @@
--- luagent.sandbox.network_rules: what a sandbox may reach (issue 19).
+-- luagent.sandbox.network_rules: what a sandbox may reach.
 --
 --   local rules, why = network_rules.compile(spec [, {parse_size = fn}])
 --   rules:decide(host, port)   -> verdict {allowed, rule, reason, literal}

@@ -3,22 +3,10 @@
 -- under one subreaper: nothing it starts escapes, and everything is killed
 -- by kill(), by close(), or when the box closes.
 --
---   process.new(session, supervisor, job, text) -> proc   text: the command as the trace shows it
---   proc:read([seconds]) -> stdout, stderr | nil, err   printed since the last read;
---       with seconds, waits that long at most for something to read
---   proc:wait([seconds]) -> result | nil, err   its end (kind "timeout": still running)
---   proc:signal(sig) -> true | nil, err   to its process group ("TERM", "INT", 15, ...)
---   proc:kill() -> true | nil, err        its whole tree
---   proc:running() -> boolean
---   proc:write(data) -> true | nil, err   to its stdin (box:spawn(cmd, {stdin = true}));
---       returns once the process's pipe took the bytes, so a process that
---       reads slowly holds its writer back; writes from several tasks go in
---       call order, each whole (a write whose caller was cancelled still
---       completes); err: io (it ended or closed its stdin), refused (an API key)
---   proc:close_stdin() -> true | nil, err  it reads end-of-file after what was
---       written; idempotent (true for a process without an open stdin)
---   proc:close()                           kills it if it runs; idempotent, also <close>
---   proc.id, proc.command, tostring(proc)
+-- Its methods: lua/meta/sandbox.lua (luagent.SandboxProcess). A write returns
+-- once the process's pipe took the bytes, so a process that reads slowly
+-- holds its writer back; writes from several tasks go in call order, each
+-- whole (a write whose caller was cancelled still completes).
 -- The handle follows the handle rule: after close (or the box's close) its
 -- methods return nil, err of kind "closed"; no I/O happens in a finalizer.
 --
