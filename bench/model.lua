@@ -83,12 +83,11 @@ local replay = function(request)
 end
 local sm = model.openai{model = "gpt-4o-mini", base_url = "http://replayed.invalid/v1", api_key = "sk-bench-not-a-key"}
 local deltas, result = 0, nil
-local saved_transport = model.transport
-model.transport = replay
+local saved_transport = model.use_transport(replay)
 local t_parse = timed(function()
   result = assert(sm:complete{messages = messages, stream = true, on_delta = function() deltas = deltas + 1 end})
 end)
-model.transport = saved_transport
+model.use_transport(saved_transport)
 assert(result.text == big, "the streamed text came back whole")
 print(("a 1 MB answer in %d streamed events (%.1f MB of SSE)"):format(deltas, #wire_bytes / 1e6))
 print(("  %-34s %7.1f ms   (the fake server producing it)"):format("receiving it over HTTP", t_transfer * 1000))

@@ -18,25 +18,28 @@
 -- (what streaming providers share), model/families.lua with models.yaml (the
 -- model table: limits, prices, what each family takes), model/retry_after.lua,
 -- model/fallback.lua, model/scripted.lua, model/recording.lua (record and replay).
-local http = require "luagent.http"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
 local context = require "luagent.context"
+local http = require "luagent.http"
 local content = require "luagent.model.content"
 local client = require "luagent.model.client"
 
 local model = {}
 
--- Every provider request goes through model.transport(request) -> response
--- | nil, err, with luagent.http.request's shape. A recipe run chooses it when
--- it starts (luagent.run): a recording's replayer with --replay, a recorder
--- around HTTP with --record.
-model.transport = http.request
-
--- The recording being replayed (luagent.model.recording.load's, set with the
--- transport by luagent.run): no API key is needed, and detect() names the
--- provider it was made with.
-model.replaying = nil
+-- Every provider request goes through the calling run's transport
+-- (request) -> response | nil, err, with luagent.http.request's shape: HTTP,
+-- unless the run chose a recording's replayer (--replay) or a recorder around
+-- HTTP (--record). model.use_transport(fn) puts fn in its place for the
+-- calling run and returns the one it replaces (tests, benchmarks, a recipe
+-- that answers some requests itself).
+function model.use_transport(fn)
+  if type(fn) ~= "function" then error("model.use_transport: a function(request) -> response | nil, err", 2) end
+  local r = context.current()
+  local before = r.transport or http.request
+  r.transport = fn
+  return before
+end
 
 -- Kept for recipes that only want model events: fn(event) for model_request,
 -- model_response, model_retry and model_error.
@@ -77,7 +80,7 @@ local PROVIDERS = {openai = model.openai, openai_responses = model.openai_respon
 -- Which provider the environment points at: "openai", "anthropic" or nil.
 -- When replaying, the provider the recording was made with.
 function model.detect()
-  local replaying = context.current().replaying -- the run's; model.replaying for `luagent run`
+  local replaying = context.current().replaying
   if replaying then return replaying.provider end
   if os.getenv("OPENAI_API_KEY") or os.getenv("OPENAI_BASE_URL") then return "openai" end
   if os.getenv("ANTHROPIC_API_KEY") then return "anthropic" end

@@ -6,14 +6,18 @@
 -- A run's fields and methods: lua/meta/run.lua.
 --
 -- The default run is `luagent run`'s (made by init.lua, ended by the host
--- through luagent._run_exit_hooks), or a bare one (REPL, CLI modules); its
--- transport is model.transport. Every recipe run loads this file, so it
--- holds only what an empty run needs; the rest loads at first use.
+-- through luagent._run_exit_hooks), or a bare one (REPL, CLI modules). A run's
+-- model transport is r.transport when a recording or a caller chose one,
+-- else HTTP (luagent.model.call asks the calling task's run, in one place).
+-- Every recipe run loads this file, so it holds only what an empty run
+-- needs: the methods an empty run never calls are in luagent.run.methods,
+-- and each stub below loads that module at its first call (run_spec checks
+-- that the stubs name every method it has).
 --
 -- The library learns the current run from luagent.context (a leaf: the
 -- library never requires this module); run.current is context.current.
 -- luagent.run.methods never requires this module either: it returns the
--- methods, which are installed in the class here at the first use of one.
+-- methods, which are installed in the class here.
 local loop = require "luagent.loop"
 local context = require "luagent.context"
 
@@ -22,8 +26,17 @@ local run = {}
 local RecipeRun = {}
 context._register(RecipeRun)
 
--- The methods of luagent.run.methods, installed at the first use of one;
--- returns that module.
+-- A run's id is made when first read: the clock and the random part cost
+-- about 5% of an empty recipe's start-up, and most runs that never write a
+-- file never need one. Everything else is a field or a method of the class.
+RecipeRun.__index = function(r, k)
+  if k ~= "id" then return RecipeRun[k] end
+  local name = ((r.recipe or "repl"):match("([^/]+)%.lua$") or "run"):gsub("[^%w_-]", "_")
+  r.id = os.date("!%Y%m%d-%H%M%S") .. "-" .. name .. "-" .. require("luagent.sys").random_hex(2)
+  return r.id
+end
+
+-- luagent.run.methods, with its methods installed in the class (over the stubs below).
 local later
 local function methods()
   if not later then
@@ -33,25 +46,14 @@ local function methods()
   return later
 end
 
--- methods of luagent.run.methods
-local LATER = {print = true, emit = true, subscribe = true, unsubscribe = true, dir = true, execute = true, at_exit = true,
-               _folder = true, _use_recording = true, _run_exit_hooks = true, _open_trace = true,
-               _write_failures = true}
-
--- A run without its own (the default run) uses model.transport and .replaying.
-local FROM_MODEL = {transport = true, replaying = true}
-
-RecipeRun.__index = function(r, k)
-  local method = RecipeRun[k]
-  if method ~= nil then return method end
-  if LATER[k] then return methods().methods[k] end
-  if k == "id" then -- made on first use: "<UTC time>-<recipe name>-<4 hex>"
-    local name = ((r.recipe or "repl"):match("([^/]+)%.lua$") or "run"):gsub("[^%w_-]", "_")
-    r.id = os.date("!%Y%m%d-%H%M%S") .. "-" .. name .. "-" .. require("luagent.sys").random_hex(2)
-    return r.id
+-- The methods of luagent.run.methods: each a stub until the first call of one.
+run.LATER = {"print", "emit", "subscribe", "unsubscribe", "dir", "execute", "at_exit", "_folder", "_use_recording",
+             "_run_exit_hooks", "_open_trace", "_write_failures"}
+for _, name in ipairs(run.LATER) do
+  RecipeRun[name] = function(self, ...)
+    methods()
+    return RecipeRun[name](self, ...)
   end
-  if FROM_MODEL[k] then return require("luagent.model")[k] end
-  return nil
 end
 
 function RecipeRun:__tostring()

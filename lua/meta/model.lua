@@ -173,13 +173,14 @@
 ---@class luagent.model
 local model = {}
 
----Every provider request goes through model.transport(request) ->
----response | nil, err (luagent.http.request's shape); record and replay
----(luagent.trace) replace it.
----@param request luagent.HttpRequest
----@return luagent.HttpResponse? response
----@return luagent.Error? err
-function model.transport(request) end
+---Every provider request goes through the calling run's transport, a
+---function(request) -> response | nil, err (luagent.http.request's shape): HTTP
+---unless --record or --replay chose a recorder or a replayer. This puts fn in
+---its place for the calling run (tests, benchmarks, a recipe that answers
+---some requests itself) and returns the one it replaces.
+---@param fn fun(request: luagent.HttpRequest): luagent.HttpResponse?, luagent.Error?
+---@return fun(request: luagent.HttpRequest): luagent.HttpResponse?, luagent.Error? before
+function model.use_transport(fn) end
 
 ---OpenAI Chat Completions, and every OpenAI-compatible server (Ollama, vLLM,
 ---llama.cpp server, LM Studio, OpenRouter: pass base_url). Raises when the

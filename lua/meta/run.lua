@@ -35,7 +35,7 @@
 ---@field record? string save its model exchanges to this file
 ---@field replay? string answer its model calls from this recording
 ---@field cache? any the model-call cache handle (luagent.cache), or nil
----@field transport? fun(request: table): table?, luagent.Error? its model transport (default model.transport)
+---@field transport? fun(request: table): table?, luagent.Error? its model transport (default: the default run's)
 ---@field capture? boolean the recipe's print and io.write go to <dir>/stdout.txt
 
 ---What r:execute() returns.

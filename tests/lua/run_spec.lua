@@ -207,20 +207,33 @@ a:run("Which transport?")
   t.eq(a.transport ~= b.transport, true)
 end)
 
-t.test("the default run's transport is model.transport, and assigning it still works", function()
+t.test("the default run's transport is HTTP, and model.use_transport puts another in its place", function()
   local model = luagent.model
-  t.eq(run.current().transport, model.transport)
+  t.eq(run.current().transport, nil, "none chosen: its calls go over HTTP")
   local q = fake.queue("default")
-  fake.script(q, {{text = "through the assigned transport"}})
-  local saved, calls = model.transport, 0
-  model.transport = function(request) calls = calls + 1 return saved(request) end
+  fake.script(q, {{text = "through the transport put in place"}})
+  local calls, saved = 0, nil
+  saved = model.use_transport(function(request) calls = calls + 1 return saved(request) end)
+  t.eq(saved, luagent.http.request, "it returns the one it replaces")
   local ok, result = pcall(function()
     local m = model.openai{model = "gpt-4o-mini", base_url = fake.base_url(q), api_key = "sk-x", retry = luagent.retry.none}
     return m:complete{messages = {{role = "user", content = "hi"}}}
   end)
-  model.transport = saved
+  model.use_transport(saved)
   t.ok(ok, tostring(result))
-  t.eq(result.text, "through the assigned transport"); t.eq(calls, 1)
+  t.eq(result.text, "through the transport put in place"); t.eq(calls, 1)
+  t.raises(function() model.use_transport("http") end, "model.use_transport: a function")
+end)
+
+t.test("the stubs luagent.run loads its later methods through name every one of them", function()
+  local names = {}
+  for _, name in ipairs(run.LATER) do names[name] = true end
+  for name in pairs(require("luagent.run.methods").methods) do
+    t.ok(names[name], "luagent.run.methods has " .. name .. ", which run.LATER does not name")
+  end
+  for name in pairs(names) do
+    t.eq(type(require("luagent.run.methods").methods[name]), "function", name .. " in run.LATER is a method")
+  end
 end)
 
 -- ---- what a run counts and hears ----

@@ -1,7 +1,7 @@
 -- luagent.model.call: one attempt of a model call. It builds the HTTP request
 -- from the provider (luagent.model.provider), sends it through the run's
--- transport (context.current().transport, which is model.transport for `luagent
--- run`), and gives the result or one error. A failure's kind is decided once,
+-- transport (context.current().transport, the calling run's: HTTP, a
+-- recorder or a replayer), and gives the result or one error. A failure's kind is decided once,
 -- where it is seen: the HTTP status or the transport's failure here, the
 -- answer's shape in the provider, a stream's end in its assembler;
 -- call.error then names the provider and model and redacts keys.
@@ -77,9 +77,10 @@ local function stream_broke(terr)
   return type(terr) == "table" and type(terr.status) == "number" and terr.status >= 200 and terr.status < 300
 end
 
--- The calling task's run's transport (luagent.context); the default run's is model.transport.
+-- The calling task's run's transport (luagent.context): the one it chose
+-- (--record, --replay, model.use_transport), else HTTP.
 local function transport()
-  return context.current().transport
+  return context.current().transport or http.request
 end
 
 local function plain(m, request, parse)

@@ -29,6 +29,7 @@ local secrets = require "luagent.secrets"
 local content = require "luagent.model.content"
 local provider = require "luagent.model.provider"
 local call = require "luagent.model.call"
+local structured = require "luagent.model.structured"
 
 local client = {}
 
@@ -85,9 +86,10 @@ local function past_deadline(m, err, attempts, deadline, took)
     tostring(err)), {cause = err, attempts = attempts, deadline = deadline})
 end
 
--- m:complete(request) -> result | nil, err   (see luagent.model)
-function Model:complete(req)
-  req = req or {} -- its messages were checked by structured.wrap (below)
+-- The call itself, once the request was checked (structured.complete, in
+-- Model:complete below): the cache, then attempts under the retry policy.
+local function call_provider(self, req)
+  req = req or {}
   stop_if_cancelled()
   local started = loop.now()
   local store, look = run_cache(), nil
@@ -115,8 +117,11 @@ function Model:complete(req)
   return call.answered(self, result)
 end
 
--- A structured answer (req.schema / req.output) is asked for and read around the call.
-Model.complete = require("luagent.model.structured").wrap(Model.complete)
+-- m:complete(request) -> result | nil, err   (lua/meta/model.lua): the messages and a
+-- structured answer (req.schema / req.output) checked and read around the call.
+function Model:complete(req)
+  return structured.complete(self, req, call_provider)
+end
 
 local DEFAULTS = {timeout = 600, connect_timeout = 15, idle_timeout = 30, deadline = 600}
 

@@ -7,6 +7,7 @@
 -- A reply is {text = ..., tool_calls = {{name, arguments}}} (ids are made up)
 -- or {error = {kind, message}}, which the call returns as a luagent.errors
 -- value. Usage is estimated at 4 characters a token; the cost is 0.
+local structured = require "luagent.model.structured"
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local content = require "luagent.model.content"
@@ -35,7 +36,8 @@ local function tool_calls(reply, n)
   return calls
 end
 
-function Scripted:complete(req) -- its messages were checked by structured.wrap (below)
+-- The script's next reply, once the request was checked (structured.complete, below).
+local function reply_of(self, req)
   self.n = self.n + 1
   local reply = self.fn(req, self.n)
   if reply.error then return nil, errors.from(reply.error) end
@@ -48,8 +50,11 @@ function Scripted:complete(req) -- its messages were checked by structured.wrap 
                               attempts = 1, duration = 0})
 end
 
--- m:complete{schema = ...}: the reply's text is the answer's JSON (luagent.model.structured).
-Scripted.complete = require("luagent.model.structured").wrap(Scripted.complete)
+-- m:complete(request): with schema or output, the reply's text is the answer's JSON
+-- (luagent.model.structured).
+function Scripted:complete(req)
+  return structured.complete(self, req, reply_of)
+end
 
 return function(spec, opts)
   local fn = spec

@@ -8,9 +8,9 @@
 --   structured.output(spec, where, tools) -> output   {name, schema, strict, description} from a
 --       spec; raises one message naming the field (misuse: a schema that is not valid JSON Schema,
 --       a name a tool already has, ...)
---   structured.wrap(complete) -> complete             what model clients and scripted models use:
---       checks the messages (the one place they are: content.check_messages) and req.schema /
---       req.output before any call, and reads the answer after it
+--   structured.complete(m, req, call) -> result | nil, err   what model clients' and scripted
+--       models' m:complete is: checks the messages (the one place they are:
+--       content.check_messages) and req.schema / req.output, then call(m, req), then reads the answer
 --   structured.decode(output, text) -> value | nil, errors      the answer's JSON, checked
 --   structured.feedback(output, errors, by_tool) -> text         what the model reads about them
 --
@@ -159,16 +159,14 @@ local function prepare(req)
   return copy
 end
 
-function structured.wrap(complete)
-  return function(m, req)
-    content.check_messages(type(req) == "table" and req.messages or nil)
-    req = prepare(req)
-    local result, err = complete(m, req)
-    if not result or type(req) ~= "table" or not req.output then return result, err end
-    read_answer(m, req.output, result)
-    if req.check_output then return checked(req.output, result) end
-    return result
-  end
+function structured.complete(m, req, call)
+  content.check_messages(type(req) == "table" and req.messages or nil)
+  req = prepare(req)
+  local result, err = call(m, req)
+  if not result or type(req) ~= "table" or not req.output then return result, err end
+  read_answer(m, req.output, result)
+  if req.check_output then return checked(req.output, result) end
+  return result
 end
 
 return structured

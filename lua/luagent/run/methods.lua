@@ -62,10 +62,7 @@ function RecipeRun:_write_failures(err)
   if rawget(self, "trace_failed") then found[#found + 1] = self.trace_failed end
   -- only a recording run can have a recording that failed; and a run that never
   -- loaded luagent.model made no call (loading it here would cost ~1.5 ms at exit)
-  local loaded_model = package.loaded["luagent.model"]
-  local transport = self.record and (rawget(self, "transport")
-    or (self == context.default() and loaded_model and loaded_model.transport))
-  local recorded = transport and require("luagent.model.recording").recorder_failure(transport)
+  local recorded = self.record and require("luagent.model.recording").recorder_failure(self.transport)
   if recorded then found[#found + 1] = recorded end
   if #found == 0 then return err end
   local messages = {}
@@ -75,17 +72,11 @@ function RecipeRun:_write_failures(err)
 end
 
 -- With --record or --replay: the run's model transport records, or replays a
--- recording (no network, no key needed). The default run's is model.transport
--- itself, as it always was. Raises the recording's message.
+-- recording (no network, no key needed). Raises the recording's message.
 function RecipeRun:_use_recording(opts)
   local recording = require "luagent.model.recording"
   local choice = {record = opts.record, replay = opts.replay, recipe = self.recipe}
-  if self == context.default() then
-    local model = require "luagent.model"
-    model.transport, model.replaying = recording.transport(choice, model.transport)
-  else
-    self.transport, self.replaying = recording.transport(choice, self.transport)
-  end
+  self.transport, self.replaying = recording.transport(choice, self.transport or require("luagent.http").request)
 end
 
 function RecipeRun:at_exit(fn, opts)
@@ -190,7 +181,7 @@ function methods.new(opts, make)
   check_option(opts.transport == nil or type(opts.transport) == "function", "transport", "a function")
   local r = make{recipe = opts.recipe, settings = opts.settings, args = opts.args, folder = opts.dir,
                       id = opts.id, capture = opts.capture or false, replaying = false,
-                      transport = opts.transport or require("luagent.model").transport}
+                      transport = opts.transport or context.default().transport}
   local ok, err = pcall(r._start, r, {quiet = opts.quiet, json = opts.json, record = opts.record, replay = opts.replay,
                                      cache = opts.cache, cache_salt = opts.cache_salt})
   if not ok then
