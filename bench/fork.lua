@@ -11,7 +11,7 @@
 local measure = require "measure"
 local median, timed = measure.median, measure.timed
 local sandbox, fs = luagent.sandbox, luagent.fs
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local events = require "luagent.events"
 local rounds = tonumber(luagent.settings.rounds) or 3
 local N = tonumber(luagent.settings.n) or 8
@@ -43,7 +43,7 @@ local function cold_round()
   local boxes = {}
   local took = timed(function()
     local tasks = {}
-    for i = 1, N do tasks[i] = loop.spawn(function() return assert(sandbox.open(staged())) end) end
+    for i = 1, N do tasks[i] = sched.spawn(function() return assert(sandbox.open(staged())) end) end
     for i, task in ipairs(tasks) do boxes[i] = assert(task:wait()) end
   end)
   close_all(boxes)

@@ -13,7 +13,7 @@
 #include "embedded.h"
 #include "lua_errors.h"
 
-int luaopen_luagent_loop(lua_State *L);
+int luaopen_luagent_sched(lua_State *L);
 int luaopen_luagent_http(lua_State *L);
 int luaopen_luagent_json(lua_State *L);
 int luaopen_luagent_yaml(lua_State *L);
@@ -26,12 +26,13 @@ int luaopen_luagent_process(lua_State *L);
 int luaopen_luagent_http_head(lua_State *L);
 
 static const luaL_Reg C_MODULES[] = {
-    {"luagent.loop", luaopen_luagent_loop}, {"luagent.http", luaopen_luagent_http},
+    {"luagent.sched", luaopen_luagent_sched}, {"luagent.http", luaopen_luagent_http},
     {"luagent.json", luaopen_luagent_json}, {"luagent.yaml", luaopen_luagent_yaml},
     {"luagent.fs", luaopen_luagent_fs},     {"luagent.sys", luaopen_luagent_sys},
     {"luagent.engine_stream", luaopen_luagent_engine_stream}, {"luagent.tar", luaopen_luagent_tar},
     {"luagent.errors.core", luaopen_luagent_errors_core}, {"luagent.process", luaopen_luagent_process},
     {"luagent.http_head", luaopen_luagent_http_head},
+    {"luagent.loop", luaopen_luagent_sched}, /* luagent.sched's old name, for one release */
     {NULL, NULL}};
 
 /* ---- the embedded Lua library ---- */

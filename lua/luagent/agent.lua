@@ -7,7 +7,7 @@
 -- Notes for whoever changes it: the loop below reads top to bottom in the
 -- order of one turn (call the model, check the answer, run the tool calls,
 -- feed the results back). An agent is a plain value: the same agent can run
--- twice at once, since everything a run changes lives in its Run. Every
+-- twice at once, since everything a run of it changes lives in its AgentRun. Every
 -- failure of a tool call becomes a result the model reads, except a
 -- cancellation (Ctrl-C, SIGTERM, task:cancel()): raised, returned or
 -- swallowed by a tool, it ends the run at once, raised from agent:run, with
@@ -15,7 +15,7 @@
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local sys = require "luagent.sys"
 local tools_mod = require "luagent.tools"
 local structured = require "luagent.model.structured"
@@ -63,8 +63,8 @@ end
 
 -- ---- one run ----
 
-local Run = {}
-Run.__index = Run
+local AgentRun = {}
+AgentRun.__index = AgentRun
 
 local function system_prompt(a)
   local text = a.instructions or "You are a helpful agent."
@@ -78,11 +78,11 @@ end
 local function new_run(a, task, opts)
   opts = opts or {}
   local run = setmetatable({
-    agent = a, id = sys.random_hex(4), turns = 0, started = loop.now(),
+    agent = a, id = sys.random_hex(4), turns = 0, started = sched.now(),
     usage = {input_tokens = 0, output_tokens = 0, cached_tokens = 0, cache_write_tokens = 0}, cost = 0,
     cost_known = true,
     full_outputs = {}, reminders = 0,
-  }, Run)
+  }, AgentRun)
   if opts.messages then
     run.messages = {table.unpack(opts.messages)}
   else
@@ -96,15 +96,15 @@ local function new_run(a, task, opts)
   return run
 end
 
-function Run:emit(ev)
+function AgentRun:emit(ev)
   ev.agent = self.agent.name
-  ev.run = self.id
+  ev.agent_run = self.id -- beside run_id, the recipe run's
   events.emit(ev)
   if self.agent.on_step then self.agent.on_step(ev) end
 end
 
 -- The read_output tool, bound to this run's store of whole outputs.
-function Run:read_output_tool()
+function AgentRun:read_output_tool()
   local run = self
   return {
     name = "read_output",
@@ -128,7 +128,7 @@ end
 
 -- Cuts a long result to head and tail, keeping the whole in the run and in
 -- the workspace.
-function Run:cap(call_id, text)
+function AgentRun:cap(call_id, text)
   local max = self.agent.max_tool_output
   if not max or #text <= max then return text end
   self.full_outputs[call_id] = text
@@ -174,7 +174,7 @@ end
 
 -- The decisions of a turn's calls, asked one at a time, in order; only calls
 -- that would run ask (a known tool, arguments that can be used).
-function Run:approve_calls(calls, turn)
+function AgentRun:approve_calls(calls, turn)
   local decisions = {}
   for i, call in ipairs(calls) do
     local tool = self.by_name[call.name]
@@ -206,14 +206,14 @@ end
 local function stopping(ok, value, err)
   if not ok and is_cancel(value) then return value end
   if ok and value == nil and is_cancel(err) then return err end
-  return loop.cancelled()
+  return sched.cancelled()
 end
 
 -- Runs one tool call; whatever goes wrong becomes a result the model reads.
 -- decision: the call's approval (luagent.approval), nil when it needed none.
-function Run:call_tool(call, turn, decision)
+function AgentRun:call_tool(call, turn, decision)
   local tool = self.by_name[call.name]
-  local started = loop.now()
+  local started = sched.now()
   self:emit({type = "tool_call", turn = turn, id = call.id, name = call.name, arguments = call.arguments or call.arguments_json})
   local content, is_error
   if not tool then
@@ -229,7 +229,7 @@ function Run:call_tool(call, turn, decision)
     content, is_error = decision.message, true
   else
     local args = decision and decision.arguments or call.arguments
-    local ok, value, err = pcall(tool.handler, args, {call_id = call.id, turn = turn, run = self})
+    local ok, value, err = pcall(tool.handler, args, {call_id = call.id, turn = turn, agent_run = self, run = self})
     local stop = stopping(ok, value, err)
     if stop then
       error(stop, 0)
@@ -243,18 +243,18 @@ function Run:call_tool(call, turn, decision)
   if type(content) == "string" then content = self:cap(call.id, content)
   elseif type(content) == "table" then content[1].text = self:cap(call.id, content[1].text) end
   self:emit({type = "tool_result", turn = turn, id = call.id, name = call.name, is_error = is_error or false,
-             duration = loop.now() - started,
+             duration = sched.now() - started,
              content = type(content) == "string" and content or content[1].text})
   return {role = "tool", tool_call_id = call.id, name = call.name, content = content, is_error = is_error}
 end
 
 -- Runs a turn's tool calls, at once when there are several; results in call order.
-function Run:call_tools(calls, turn)
+function AgentRun:call_tools(calls, turn)
   local decisions = self:approve_calls(calls, turn)
   if #calls == 1 then return {self:call_tool(calls[1], turn, decisions[1])} end
   local tasks = {}
   for i, call in ipairs(calls) do
-    tasks[i] = loop.spawn(function() return self:call_tool(call, turn, decisions[i]) end)
+    tasks[i] = sched.spawn(function() return self:call_tool(call, turn, decisions[i]) end)
   end
   local results = {}
   for i, task in ipairs(tasks) do
@@ -265,7 +265,7 @@ function Run:call_tools(calls, turn)
   return results
 end
 
-function Run:over_budget()
+function AgentRun:over_budget()
   local b = self.agent.budget
   if not b then return nil end
   local tokens = self.usage.input_tokens + self.usage.output_tokens
@@ -279,7 +279,7 @@ function Run:over_budget()
 end
 
 -- Declared outputs not (yet) in the workspace, by shell glob.
-function Run:missing_outputs()
+function AgentRun:missing_outputs()
   local box, wanted = self.agent.workspace, self.agent.outputs
   if #wanted == 0 or not box or box.closed then return {} end
   local r = box:exec({"/bin/sh", "-c", 'for p in "$@"; do found=; for f in $p; do [ -s "$f" ] && found=1; done; '
@@ -293,7 +293,7 @@ end
 
 -- "auto" while the agent has tools; the answer tool by name for the one call
 -- that must give the answer (after a turn that ended in plain text).
-function Run:tool_choice(ntools)
+function AgentRun:tool_choice(ntools)
   if self.force_answer then
     self.force_answer = false
     return {name = self.agent.output.name}
@@ -311,7 +311,7 @@ end
 
 -- Is this turn the model's answer (to check), rather than tool calls or text
 -- where an answer tool was expected?
-function Run:is_answer(response)
+function AgentRun:is_answer(response)
   if #response.tool_calls > 0 then return false end
   if self.agent.output and response.output_by_tool then return response.output_call ~= nil end
   return true
@@ -319,7 +319,7 @@ end
 
 -- {text, stopped_by} of an answer that may end the run, or nil when it went
 -- back to the model with its errors.
-function Run:checked_answer(response)
+function AgentRun:checked_answer(response)
   local out = self.agent.output
   if not out then return {text = response.text, stopped_by = "answer"} end
   if response.refusal and not response.output_json then return {text = response.refusal, stopped_by = "refused"} end
@@ -337,7 +337,7 @@ end
 
 -- What the model reads after its answer: the answer tool's result when it
 -- answered through one (a tool call needs its result), else a user message.
-function Run:reply_to_answer(response, text)
+function AgentRun:reply_to_answer(response, text)
   local call = response.output_call
   if call then
     self.messages[#self.messages + 1] = {role = "tool", tool_call_id = call.id, name = call.name, content = text,
@@ -349,7 +349,7 @@ end
 
 -- An answer through the answer tool is taken: its call gets a result too,
 -- so the transcript can be continued (run(task, {messages = transcript})).
-function Run:answer_taken(response)
+function AgentRun:answer_taken(response)
   if response.output_call and self.value ~= nil then
     self.messages[#self.messages + 1] = {role = "tool", tool_call_id = response.output_call.id,
                                          name = response.output_call.name, content = "The answer was taken."}
@@ -358,20 +358,20 @@ end
 
 -- An answer tool called beside other tools is not taken: it was written
 -- before their results.
-function Run:answer_not_taken(response)
+function AgentRun:answer_not_taken(response)
   if not response.output_call then return end
   self:reply_to_answer(response, "Not taken: call " .. response.output_call.name
     .. " alone, once you have read the results of your other tool calls.")
 end
 
 -- A turn in plain text where the answer tool was expected: the next call must call it.
-function Run:ask_for_answer()
+function AgentRun:ask_for_answer()
   self.force_answer = true
   self.messages[#self.messages + 1] = {role = "user",
     content = "Give your final answer now by calling the tool " .. self.agent.output.name .. "."}
 end
 
-function Run:model_turn(turn)
+function AgentRun:model_turn(turn)
   local a = self.agent
   local defs = {}
   for i, tool in ipairs(self.tools) do
@@ -402,10 +402,10 @@ function Run:model_turn(turn)
   return result
 end
 
-function Run:result(stopped_by, output, err)
+function AgentRun:result(stopped_by, output, err)
   local result = {
     output = output, turns = self.turns, usage = self.usage, cost = self.cost_known and self.cost or nil,
-    transcript = self.messages, stopped_by = stopped_by, error = err, duration = loop.now() - self.started,
+    transcript = self.messages, stopped_by = stopped_by, error = err, duration = sched.now() - self.started,
     missing_outputs = self.missing, value = self.value, output_errors = self.invalid,
     compactions = self.compactions or 0,
   }
@@ -435,7 +435,7 @@ local function last_text(messages)
   return nil
 end
 
-function Run:go()
+function AgentRun:go()
   local a = self.agent
   local system = self.messages[1].role == "system" and self.messages[1].content or nil
   self:emit({type = "agent_start", task = self.messages[#self.messages].content, instructions = system,
@@ -451,7 +451,7 @@ function Run:go()
       self:emit({type = "agent_limit", reason = spent})
       return self:result("budget", last_text(self.messages))
     end
-    local stop = loop.cancelled()
+    local stop = sched.cancelled()
     if stop then error(stop, 0) end
     compaction.maybe(self)
     self.turns = self.turns + 1

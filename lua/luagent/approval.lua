@@ -231,7 +231,7 @@ local function ask(run, call, turn)
     return refused("no terminal", NO_TERMINAL, "Not run: " .. NO_TERMINAL .. ".")
   end
   -- one question on the terminal at a time, whichever agent or run asks
-  while tty.busy do require("luagent.loop").sleep(0.05) end
+  while tty.busy do require("luagent.sched").sleep(0.05) end
   tty.busy = true
   local ok, d = pcall(ask_person, run, call, turn)
   tty.busy = false
@@ -302,7 +302,7 @@ local function needed(run, tool, call, ctx)
 end
 
 function approval.decide(run, call, tool, turn)
-  local ctx = {agent = run.agent, run = run, turn = turn, tool = tool}
+  local ctx = {agent = run.agent, agent_run = run, run = run, turn = turn, tool = tool}
   local need, err = needed(run, tool, call, ctx)
   if need == nil then failed(run, call, turn, "needs_approval raised", err) end
   if not need then return nil end

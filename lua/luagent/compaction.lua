@@ -133,7 +133,7 @@ function compaction.maybe(run)
     info.spent(r)
     return r.text
   end
-  local native = opts.native ~= false and a.model.wire and a.model.wire.compact_body
+  local native = opts.native ~= false and a.model.api and a.model.api.compact_body
   local policy = opts.policy or (native and compaction.native_policy) or compaction.summarize_policy
   local before = #run.messages
   local new, detail = policy(run.messages, info)

@@ -3,11 +3,11 @@
 -- context (loop.spawn_in; inherited by the tasks they spawn), else the
 -- process's default run. A leaf: the library requires it and never
 -- luagent.run, which makes runs and registers here what they are; calls
--- go down only (luagent.run -> luagent.context -> luagent.loop).
+-- go down only (luagent.run -> luagent.context -> luagent.sched).
 --
 -- The functions: lua/meta/context.lua; luagent.run registers its class with
 -- context._register, so a task's context is a run when its metatable is that class.
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 
 local context = {}
 
@@ -28,7 +28,7 @@ function context.default()
 end
 
 function context.current()
-  local r = loop.context()
+  local r = sched.context()
   if r ~= nil and getmetatable(r) == class then return r end
   return default
 end

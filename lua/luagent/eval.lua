@@ -35,7 +35,7 @@
 -- is written. At the end: the table, and the page (luagent.eval.page, when
 -- this build has it). Without a run's check, passed means the run ended ok;
 -- with one, the run ended ok and the check passed it.
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local sys = require "luagent.sys"
@@ -156,9 +156,9 @@ end
 local function run_one(state, job)
   local made, merr = fs.mkdir(job.dir)
   if not made then return {status = "failed", passed = false, error = merr.message} end
-  local t0 = loop.now()
+  local t0 = sched.now()
   local ok, r = pcall(state.run_job, job)
-  local wall = loop.now() - t0
+  local wall = sched.now() - t0
   local o = {wall_s = wall}
   if not ok then
     o.status = is_cancel(r) and "interrupted" or "failed"
@@ -230,13 +230,13 @@ end
 -- concurrency auto: waits until the width lets one more run go (luagent.eval.width)
 local function wait_turn(state)
   local w = state.width
-  while w and state.active >= w:allowed() and not state.stopping do loop.sleep(0.05) end
+  while w and state.active >= w:allowed() and not state.stopping do sched.sleep(0.05) end
 end
 
 local function worker(state)
   while true do
     -- a pending Ctrl-C shows here, before a run starts
-    local ok, err = pcall(function() loop.sleep(0) wait_turn(state) end)
+    local ok, err = pcall(function() sched.sleep(0) wait_turn(state) end)
     if not ok then
       if not is_cancel(err) then error(err, 0) end
       state.stopping = state.stopping or "interrupted"
@@ -402,7 +402,7 @@ function eval.run(spec, opts)
   if spec.concurrency == "auto" then n_workers, state.width_why = auto_width(state) end
   if not opts.quiet then say_start(state, spec, resumed) end
   local workers = {}
-  for w = 1, math.max(1, math.min(n_workers, #state.jobs)) do workers[w] = loop.spawn(worker, state) end
+  for w = 1, math.max(1, math.min(n_workers, #state.jobs)) do workers[w] = sched.spawn(worker, state) end
   wait_workers(state, workers)
   if state.width_sub then events.unsubscribe(state.width_sub) end
   -- runs that never started

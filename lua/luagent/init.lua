@@ -10,16 +10,16 @@
 --   luagent.http / json / yaml / fs / retry / model / sandbox / agent / tools / trace
 --     (loaded on first use, so start-up stays fast; so are wait_all and map,
 --     from luagent.tasks, and the config helpers, from luagent.config)
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local info = require "luagent.host"
 local run = require "luagent.run"
 
 local luagent = {
   version = info.version,
-  spawn = loop.spawn,
-  sleep = loop.sleep,
-  yield = loop.yield,
-  now = loop.now,
+  spawn = sched.spawn,
+  sleep = sched.sleep,
+  yield = sched.yield,
+  now = sched.now,
 }
 
 -- Fields of the calling task's run.

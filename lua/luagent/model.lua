@@ -5,7 +5,7 @@
 -- lua/meta/model.lua; `luagent help models` says what they do.
 --
 -- Messages use one format for every provider (luagent.model.content); each
--- provider (luagent.model.provider: openai, responses, anthropic) turns it
+-- provider (luagent.model.api: openai, responses, anthropic) turns it
 -- into its own. Calls are retried by a policy (retry.default: 6 attempts on
 -- what the error catalogue marks retryable — rate limits, server errors,
 -- timeouts and network faults — honouring Retry-After), replaceable per model
@@ -63,7 +63,7 @@ model.retry_after, model.parse_time = retry_after.wait, retry_after.parse_time
 
 -- ---- making models ----
 
--- model.new(provider, opts): a model of any provider table (luagent.model.provider).
+-- model.new(provider, opts): a model of any provider table (luagent.model.api).
 model.new = client.new
 
 function model.openai(opts) return client.new(require("luagent.model.openai"), opts) end

@@ -18,7 +18,7 @@
 -- `deadline` (seconds, default none) bounds the attempts and waits together:
 -- a wait that would end past it is not started, and the last error comes
 -- back with err.deadline set (the caller bounds each attempt by the time left).
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local errors = require "luagent.errors"
 
 local retry = {}
@@ -84,7 +84,7 @@ end
 
 function retry.call(policy, fn, ...)
   policy = policy or retry.default
-  local attempt, started = 0, loop.now()
+  local attempt, started = 0, sched.now()
   while true do
     attempt = attempt + 1
     local results = table.pack(fn(...))
@@ -94,12 +94,12 @@ function retry.call(policy, fn, ...)
       return table.unpack(results, 1, results.n)
     end
     local wait = policy:delay(attempt, err)
-    if policy.deadline and loop.now() - started + wait >= policy.deadline then
+    if policy.deadline and sched.now() - started + wait >= policy.deadline then
       err.attempts, err.deadline = attempt, policy.deadline
       return table.unpack(results, 1, results.n)
     end
     if policy.on_retry then policy.on_retry(err, attempt, wait) end
-    loop.sleep(wait)
+    sched.sleep(wait)
   end
 end
 

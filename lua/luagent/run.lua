@@ -18,7 +18,7 @@
 -- library never requires this module); run.current is context.current.
 -- luagent.run.methods never requires this module either: it returns the
 -- methods, which are installed in the class here.
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local context = require "luagent.context"
 
 local run = {}
@@ -96,7 +96,7 @@ function RecipeRun:_start(opts)
   assert(not self.started, "run:_start: the run has already started")
   self.started = true
   self.quiet, self.json, self.record, self.replay = opts.quiet, opts.json, opts.record, opts.replay
-  self.t0 = loop.now()
+  self.t0 = sched.now()
   if opts.replay or opts.record then self:_use_recording(opts) end
   -- the model-call cache: "on" | "refresh" switch it on; "off" (--no-cache) is
   -- kept so a recipe's YAML cannot undo it (luagent.cache.from_config)

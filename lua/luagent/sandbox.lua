@@ -38,7 +38,7 @@ local manifest = require "luagent.manifest"
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
 local events = require "luagent.events"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local context = require "luagent.context"
 local backend = require "luagent.sandbox.docker_backend"
 local leftovers = require "luagent.sandbox.leftovers"
@@ -194,7 +194,7 @@ function sandbox.open(opts)
   if o.restore and not fs.exists(o.restore) then
     return errors.fail("not_found", "sandbox.open: restore file " .. o.restore .. " does not exist", {path = o.restore})
   end
-  local opened_at = loop.now()
+  local opened_at = sched.now()
   local set
   set, err = engines.set(o, "sandbox.open")
   if not set then return nil, err end
@@ -234,7 +234,7 @@ function sandbox.open(opts)
   end
   events.emit({type = "sandbox_open", session = session.id, image = o.image, memory = o.memory, cpus = o.cpus,
                pids = o.pids, network = o.network_rules and o.network_rules:describe() or o.network, staged = #staged,
-               pooled = pooled or nil, engine = session.engine, open_s = loop.now() - opened_at,
+               pooled = pooled or nil, engine = session.engine, open_s = sched.now() - opened_at,
                queued_s = session.queued_s})
   return building:built()
 end

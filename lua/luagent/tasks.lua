@@ -5,7 +5,7 @@
 --   luagent.map(list, fn, {concurrency = 8}) -> results, errors
 -- A task's error is kept as the task raised it. A cancelled run (Ctrl-C)
 -- is not an item's error: it goes on up.
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 
 local tasks = {}
 
@@ -53,7 +53,7 @@ function tasks.map(list, fn, opts)
     end
   end
   local workers = {}
-  for w = 1, concurrency do workers[w] = loop.spawn(worker) end
+  for w = 1, concurrency do workers[w] = sched.spawn(worker) end
   for _, w in ipairs(workers) do
     local ok, err = w:wait()
     if ok == nil and err ~= nil then error(err, 0) end

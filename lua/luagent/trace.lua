@@ -23,7 +23,7 @@
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local secrets = require "luagent.secrets"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local context = require "luagent.context"
 local host = require "luagent.host"
 local fs = require "luagent.fs"
@@ -238,7 +238,7 @@ function trace.open(opts)
   local path = dir .. "/trace.jsonl"
   local file, why = io.open(path, "a")
   if not file then return errors.fail("io", ("cannot write the trace %s: %s"):format(path, why), {path = path}) end
-  return setmetatable({file = file, path = path, run_id = r.id, run = r, opts = opts, t0 = opts.t0 or loop.now(),
+  return setmetatable({file = file, path = path, run_id = r.id, run = r, opts = opts, t0 = opts.t0 or sched.now(),
                        lines = 0}, Trace)
 end
 
@@ -269,7 +269,7 @@ end
 -- people on stderr (none with -q).
 function Trace:write(ev)
   if self.closed then return end
-  ev.t = loop.now() - self.t0
+  ev.t = sched.now() - self.t0
   local safe = trace.safe(ev)
   local line = json.encode(safe)
   if not self.failure then
@@ -293,7 +293,7 @@ function Trace:finish(status, message)
   status = status or "ok"
   if self.failure and status == "ok" then status, message = "failed", self.failure.message end
   self.run:emit({type = "run_end", run_id = self.run_id, status = status, error = message,
-                 duration = loop.now() - self.t0, trace = self.path,
+                 duration = sched.now() - self.t0, trace = self.path,
                  trace_error = self.failure and ("cut after line " .. self.lines) or nil})
   self.closed = true
   local ok, why = self.file:close()

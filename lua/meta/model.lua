@@ -149,8 +149,9 @@
 ---@field model string
 ---@field [string] any
 
----A provider's wire format (luagent.model.openai & co.), what model.new needs.
----@class luagent.model.Provider
+---A provider's API module (luagent.model.openai & co.: its wire format), what model.new needs;
+---a model keeps it as m.api, beside m.provider (its name).
+---@class luagent.model.Api
 ---@field name string
 ---@field path string the endpoint, e.g. "/chat/completions"
 ---@field key_env string? the environment variable with the key
@@ -229,11 +230,12 @@ function model.fallback(models) end
 ---@return luagent.ScriptedModel
 function model.scripted(spec, opts) end
 
----Makes a model for a provider's wire module.
----@param wire luagent.model.Provider
+---Makes a model for a provider's API module (luagent.model.openai, .responses,
+---.anthropic, or one of a recipe's own of that shape).
+---@param api luagent.model.Api
 ---@param opts luagent.ModelOptions
 ---@return luagent.Model
-function model.new(wire, opts) end
+function model.new(api, opts) end
 
 ---Which provider the environment points at ("openai", "anthropic") or nil;
 ---when replaying, the one the recording was made with.
@@ -307,7 +309,8 @@ function model.off_event(subscription) end
 
 ---A model (model.openai, model.openai_responses, model.anthropic, model.from).
 ---@class luagent.Model
----@field provider string "openai", "openai_responses", "anthropic"
+---@field provider string "openai", "openai_responses", "anthropic": the name of its API module
+---@field api luagent.model.Api the API module itself (how requests are written and answers read)
 ---@field model string the model name
 ---@field base_url string
 ---@field timeout number

@@ -60,6 +60,8 @@
 ---                             dir = "evals/e1/runs/a/1", quiet = true, capture = true})
 ---    local result = r:execute()   -- {status, error, final, stats, dir, trace}
 ---@class luagent.run
+---@field LATER string[] the methods of a run that load luagent.run.methods at their first call (an empty
+---recipe never loads it)
 local run = {}
 
 ---The run of the calling task, or the process's default run (the one

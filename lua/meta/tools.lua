@@ -14,7 +14,8 @@
 ---@class luagent.ToolContext
 ---@field call_id string
 ---@field turn integer
----@field run table the agent's run (internal)
+---@field agent_run table the agent's run (internal): its turns so far, its usage
+---@field run table its old name, for one release
 
 ---What a handler may return besides text: text and images for the model to see.
 ---@class luagent.ToolOutput

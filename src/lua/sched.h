@@ -6,8 +6,8 @@
  * message gives), deadlock detection and the failures nobody waited for.
  * It never exits the process: when tasks do not stop within the grace period
  * after a cancellation, sched_run() says so (SCHED_GAVE_UP) and the caller
- * decides. The host reaches it only through the functions below; lua_loop.c
- * gives task handles their Lua methods (luagent.loop).
+ * decides. The host reaches it only through the functions below; lua_sched.c
+ * gives task handles their Lua methods (luagent.sched).
  *
  * A task is known to Lua by its handle, a full userdata of class
  * SCHED_TASK_CLASS made by sched_spawn(). The scheduler keeps the handle

@@ -189,7 +189,7 @@ check "when the main task fails the other tasks are cancelled, and their error s
   grep -q 'worker stopped: cancelled: .*the main task failed' $TMP/stdout"
 
 cat > "$TMP/close_main.lua" <<'LUA'
-local me = require("luagent.loop").current()
+local me = require("luagent.sched").current()
 me:close()
 print(tostring(me))
 error("failed after closing its own handle", 0)

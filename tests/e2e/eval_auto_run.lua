@@ -5,7 +5,7 @@
 -- every run) and, from the SLOW_AFTER-th session on, makes the engine slow:
 -- each session's create waits 1.5 s first (a fault injected at placement,
 -- luagent.sandbox.engine_set.create). Prints MAX_OPEN, STATUS, WIDTH lines.
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local events = require "luagent.events"
 local engines = require "luagent.sandbox.engine_set"
 local spec_file, evals_dir, slow_after = ...
@@ -22,7 +22,7 @@ end)
 local create = engines.create
 engines.create = function(...)
   made = made + 1
-  if made > tonumber(slow_after) then loop.sleep(1.5) end
+  if made > tonumber(slow_after) then sched.sleep(1.5) end
   return create(...)
 end
 local spec = assert(require("luagent.eval.spec").load(spec_file))

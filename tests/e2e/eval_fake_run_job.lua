@@ -4,13 +4,13 @@
 -- Each run sleeps 0.4 s, then answers as luagent.run's run_job would; every
 -- start is appended to STARTS_LOG. Prints "ready" once the eval starts.
 local fs = luagent.fs
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local spec_file, evals_dir, starts = ...
 
 local spec = assert(require("luagent.eval.spec").load(spec_file))
 local function run_job(job)
   assert(fs.append(starts, ("%s/%s/%d\n"):format(job.variant, job.input, job.epoch)))
-  loop.sleep(0.4)
+  sched.sleep(0.4)
   return {status = "ok", final = {output = "done", stopped_by = "answer", turns = 2}, stats = {cost = 0,
           input_tokens = 10, output_tokens = 5, cached_calls = 0, live_calls = 2}}
 end

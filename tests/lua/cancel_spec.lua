@@ -4,15 +4,15 @@
 -- The model is tests/fake_provider.py (a test double) or a stand-in table.
 local t = require "helper"
 local fake = require "fake_provider_client"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 
-t.test("loop.cancelled(): nil until the task is asked to stop, then its cancelled error, even once caught", function()
-  t.eq(loop.cancelled(), nil)
+t.test("sched.cancelled(): nil until the task is asked to stop, then its cancelled error, even once caught", function()
+  t.eq(sched.cancelled(), nil)
   local seen = {}
   local task = luagent.spawn(function()
-    seen.before = loop.cancelled()
+    seen.before = sched.cancelled()
     local ok, err = pcall(luagent.sleep, 10)
-    seen.caught, seen.after = not ok and err, loop.cancelled()
+    seen.caught, seen.after = not ok and err, sched.cancelled()
     luagent.sleep(0.01) -- a wait after the first one is not cancelled again: cleanup can wait
     return "finished"
   end)
@@ -22,7 +22,7 @@ t.test("loop.cancelled(): nil until the task is asked to stop, then its cancelle
   t.eq(seen.before, nil)
   t.eq(seen.caught.kind, "cancelled")
   t.eq(seen.after.kind, "cancelled"); t.match(seen.after.message, "task:cancel%(%)")
-  t.eq(loop.cancelled(), nil, "the task that cancelled it is not stopping")
+  t.eq(sched.cancelled(), nil, "the task that cancelled it is not stopping")
 end)
 
 -- A stand-in model that always asks for the nap tool, counting its calls.

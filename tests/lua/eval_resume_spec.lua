@@ -4,7 +4,7 @@
 -- the width follows the engine.
 local t = require "helper"
 local fs, json = luagent.fs, luagent.json
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local events = require "luagent.events"
 local spec_mod = require "luagent.eval.spec"
 local eval = require "luagent.eval"
@@ -35,7 +35,7 @@ local function counting(calls)
     calls[#calls + 1] = key
     assert(fs.mkdir(job.dir))
     assert(fs.write(job.dir .. "/made", key .. " " .. #calls .. "\n"))
-    loop.sleep(0.001)
+    sched.sleep(0.001)
     return {status = "ok", final = {output = "answer of " .. key, stopped_by = "answer", turns = 2},
             stats = {input_tokens = 90, output_tokens = 10, cost = 0.01, cached_calls = 0, live_calls = 2}}
   end
@@ -170,7 +170,7 @@ t.test("the newest eval of the spec is resumed by default", function()
   fs.remove(evals)
   local s = spec{epochs = 1}
   run(s, {})
-  loop.sleep(1.1) -- ids carry the second they started
+  sched.sleep(1.1) -- ids carry the second they started
   local second = run(s, {})
   t.eq(assert(prepare(s)).id, second.id)
 end)
@@ -247,11 +247,11 @@ t.test("concurrency auto: never more runs than the engines hold; narrower when t
   local function run_job(job)
     engine.opened = engine.opened + 1
     if engine.opened > 12 then engine.delay = 0.4 end -- the engine slows
-    loop.sleep(engine.delay)
+    sched.sleep(engine.delay)
     engine.open = engine.open + 1
     engine.max_open = math.max(engine.max_open, engine.open)
     events.emit{type = "sandbox_open", open_s = engine.delay, queued_s = 0}
-    loop.sleep(0.05)
+    sched.sleep(0.05)
     engine.open = engine.open - 1
     assert(fs.mkdir(job.dir))
     return {status = "ok", final = {output = "x", stopped_by = "answer", turns = 1}, stats = {}}

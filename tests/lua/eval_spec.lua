@@ -3,7 +3,7 @@
 -- function that runs one run): order, concurrency, budget, checks, results.
 local t = require "helper"
 local fs, json = luagent.fs, luagent.json
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local spec_mod = require "luagent.eval.spec"
 local eval = require "luagent.eval"
 local results = require "luagent.eval.results"
@@ -210,7 +210,7 @@ local function fake_run_job(log, opts)
     running = running + 1
     log.max_running = math.max(log.max_running, running)
     log[#log + 1] = ("%s/%s/%d"):format(job.variant, job.input, job.epoch)
-    loop.sleep(opts.sleep or 0.01)
+    sched.sleep(opts.sleep or 0.01)
     running = running - 1
     assert(fs.mkdir(job.dir .. "/output"))
     assert(fs.write(job.dir .. "/output/a.csv", job.variant .. "\n"))

@@ -3,7 +3,7 @@
 -- (nil, err; an error; a cancellation) releases what it holds, once.
 local t = require "helper"
 local handle = require "luagent.handle"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 
 -- A handle that holds a resource from its first step, and says when it is released.
 local function thing()
@@ -19,7 +19,7 @@ local function build(h, fail)
   t.eq(h.closed, true, "closed while it is built")
   if fail == "nil" then return nil, "the second step failed" end
   if fail == "raise" then error("the second step raised", 0) end
-  if fail == "sleep" then loop.sleep(10) end
+  if fail == "sleep" then sched.sleep(10) end
   return building:built()
 end
 
@@ -38,8 +38,8 @@ t.test("a failure returned, raised, or a cancellation: released once, still clos
   local ok, err = pcall(build, h, "raise")
   t.eq(ok, false); t.eq(err, "the second step raised"); t.eq(h.released, 1)
   h = thing()
-  local task = loop.spawn(build, h, "sleep")
-  loop.sleep(0.01)
+  local task = sched.spawn(build, h, "sleep")
+  sched.sleep(0.01)
   task:cancel()
   local none2, werr = task:wait()
   t.eq(none2, nil); t.eq(werr.kind, "cancelled", tostring(werr))

@@ -181,48 +181,48 @@ t.test("a task whose handle is dropped still runs to its end (no finalizer cance
   t.ok(done, "the task finished")
 end)
 
-t.test("loop.current() is the running task's own handle", function()
-  local loop = require "luagent.loop"
+t.test("sched.current() is the running task's own handle", function()
+  local sched = require "luagent.sched"
   local seen
-  local task = luagent.spawn(function() seen = loop.current() end)
+  local task = luagent.spawn(function() seen = sched.current() end)
   task:wait()
   t.eq(seen, task)
 end)
 
 t.test("a task's context: spawn_in gives one, the tasks it spawns inherit it, others have none", function()
-  local loop = require "luagent.loop"
-  t.eq(loop.context(), nil, "outside any context")
+  local sched = require "luagent.sched"
+  t.eq(sched.context(), nil, "outside any context")
   local ctx = {name = "run A"}
   local seen = {}
-  local task = loop.spawn_in(ctx, function(x)
-    seen.own = loop.context()
-    local child = loop.spawn(function()
-      loop.sleep(0.01)
-      local grandchild = loop.spawn(function() return loop.context() end)
-      return loop.context(), grandchild:wait()
+  local task = sched.spawn_in(ctx, function(x)
+    seen.own = sched.context()
+    local child = sched.spawn(function()
+      sched.sleep(0.01)
+      local grandchild = sched.spawn(function() return sched.context() end)
+      return sched.context(), grandchild:wait()
     end)
-    local detached = loop.spawn_in(nil, function() return loop.context() end)
-    local other = loop.spawn_in("B", function() loop.yield() return loop.context() end)
+    local detached = sched.spawn_in(nil, function() return sched.context() end)
+    local other = sched.spawn_in("B", function() sched.yield() return sched.context() end)
     seen.child, seen.grandchild = child:wait()
     seen.detached, seen.other = detached:wait(), other:wait()
-    seen.after = loop.context()
+    seen.after = sched.context()
     return x
   end, 42)
   t.eq(task:wait(), 42, "spawn_in passes the arguments")
   t.eq(seen.own, ctx); t.eq(seen.child, ctx); t.eq(seen.grandchild, ctx)
   t.eq(seen.detached, nil, "spawn_in(nil, ...) has no context")
   t.eq(seen.other, "B"); t.eq(seen.after, ctx, "a task's context stays while others run")
-  t.eq(loop.context(), nil)
-  t.eq(luagent.spawn(function() return loop.context() end):wait(), nil, "a plain task has none")
-  t.raises(function() loop.spawn_in(ctx, "not a function") end, "function expected")
+  t.eq(sched.context(), nil)
+  t.eq(luagent.spawn(function() return sched.context() end):wait(), nil, "a plain task has none")
+  t.raises(function() sched.spawn_in(ctx, "not a function") end, "function expected")
 end)
 
 t.test("a background task does not keep the run going: the run ends, and its exit hooks run", function()
   local fs, process = require "luagent.fs", require "luagent.process"
   local dir = assert(fs.temp_dir("luagent-background"))
   assert(fs.write(dir .. "/r.lua", [[
-local loop = require "luagent.loop"
-local server = loop.spawn(function() loop.sleep(3600) end):background()
+local sched = require "luagent.sched"
+local server = sched.spawn(function() sched.sleep(3600) end):background()
 luagent.at_exit(function() print("exit hook: server " .. server:status()) end)
 print("main done")
 ]]))

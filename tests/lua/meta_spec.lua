@@ -45,7 +45,7 @@ local MODULES = {
 -- The low-level modules: lua/meta/<name>.lua each (---@meta luagent.<name>),
 -- its class marked "low-level: recipes normally do not need this", and not a
 -- field of the luagent class.
-local LOW_LEVEL = {"loop", "sys", "events", "run", "manifest", "tar", "engine_client", "engine_stream", "dates", "process",
+local LOW_LEVEL = {"sched", "sys", "events", "run", "manifest", "tar", "engine_client", "engine_stream", "dates", "process",
                    "context", "http_head"}
 for _, name in ipairs(LOW_LEVEL) do MODULES["luagent." .. name] = {name .. ".lua", name} end
 
@@ -57,7 +57,7 @@ local CLASSES = {
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {
-  Run = "an agent run's state (tools see it as ctx.run)",
+  AgentRun = "an agent run's state (tools see it as ctx.agent_run)",
   Stream = "a provider's stream assembler (luagent.model.StreamAssembler)",
   Base = "the shared part of the providers' stream assemblers (lua/luagent/model/stream.lua)",
   Session = "the Docker backend's session behind a box (luagent.SandboxSession, lua/meta/sandbox_backend.lua)",

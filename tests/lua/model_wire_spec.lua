@@ -47,7 +47,7 @@ t.test("Anthropic: null counters in a whole (non-streamed) message count as 0", 
   local q = fake.queue("null-usage-json")
   fake.script(q, {{text = "ok"}})
   local m = new_model("anthropic", q)
-  local parsed = m.wire.parse(m, {content = {{type = "text", text = "ok"}}, stop_reason = "end_turn",
+  local parsed = m.api.parse(m, {content = {{type = "text", text = "ok"}}, stop_reason = "end_turn",
                                   usage = {input_tokens = luagent.json.null, output_tokens = 3}})
   t.eq(parsed.usage.input_tokens, 0); t.eq(parsed.usage.output_tokens, 3)
 end)

@@ -4,7 +4,7 @@
 local t = require "helper"
 local fake = require "fake_provider_client"
 local run = require "luagent.run"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local events = require "luagent.events"
 local fs, json, sys = luagent.fs, luagent.json, luagent.sys
 
@@ -319,7 +319,7 @@ end)
 
 t.test("the default run: this spec's own settings, id and folder, outside any task's run", function()
   local r = run.current()
-  t.eq(loop.context(), nil)
+  t.eq(sched.context(), nil)
   t.eq(r.recipe, luagent.recipe); t.eq(r.settings, luagent.settings)
   t.eq(luagent.run_id(), r.id); t.eq(luagent.trace.run_id(), r.id)
   t.eq(luagent.run_dir(), run.runs_root() .. "/" .. r.id)
@@ -332,11 +332,11 @@ t.test("luagent.context answers as run.current: a run's tasks get their run; els
   t.eq(context.current(), run.current()); t.eq(context.default(), run.current())
   t.eq(context.runs_root(), run.runs_root())
   local r = new_run("context", {name = "context"})
-  local seen = loop.spawn_in(r, function()
+  local seen = sched.spawn_in(r, function()
     return luagent.spawn(function() return context.current() end):wait()
   end):wait()
   t.eq(seen, r, "a task spawned by a run's task is in that run")
-  t.eq(loop.spawn_in({}, context.current):wait(), context.default(), "a context that is not a run is no run")
+  t.eq(sched.spawn_in({}, context.current):wait(), context.default(), "a context that is not a run is no run")
 end)
 
 t.test("a replayed run reads its recording once: the replayer, the provider and the approvals share it", function()

@@ -24,7 +24,7 @@
 -- is not a grade) fails the check saying so; a missing rubric raises.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local errors = require "luagent.errors"
 local config = require "luagent.config"
 local model = require "luagent.model"
@@ -112,7 +112,7 @@ local function ask(run, m, request, n)
     dir = run.dir .. "/grading" .. (n > 1 and ("-" .. n) or ""), quiet = true,
     cache = (run.grader or {}).cache or "off"}
   if not r then return nil, err end
-  local task = loop.spawn_in(r, function() return m:complete(request) end)
+  local task = sched.spawn_in(r, function() return m:complete(request) end)
   local ok, result, cerr = pcall(task.wait, task)
   local status = ok and result and "ok" or "failed"
   r:_end(status, not ok and errors.from(result).message or (cerr and errors.from(cerr).message) or nil)

@@ -20,7 +20,7 @@ cli.FILES = {
   "trace.lua", "outputs.lua", "json.lua", "yaml.lua", "fs.lua", "http.lua", "diff.lua",
   "cache.lua", "eval.lua", "checks.lua", "schema.lua", "mcp.lua",
   -- the low-level modules, one file each
-  "loop.lua", "sys.lua", "events.lua", "run.lua", "manifest.lua", "tar.lua", "engine_client.lua", "engine_stream.lua",
+  "sched.lua", "sys.lua", "events.lua", "run.lua", "manifest.lua", "tar.lua", "engine_client.lua", "engine_stream.lua",
   "dates.lua", "process.lua", "context.lua", "http_head.lua",
   -- the contracts behind a box, for backends
   "sandbox_backend.lua",

@@ -29,7 +29,7 @@ local diff = require "luagent.diff"
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
 local json = require "luagent.json"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local process = require "luagent.process"
 local sys = require "luagent.sys"
 
@@ -82,12 +82,12 @@ end
 -- returns the changed paths.
 local function wait_for_change(set)
   while true do
-    loop.sleep(POLL)
+    sched.sleep(POLL)
     local now = snapshot(set)
     local changed = differing(set, now)
     if #changed > 0 then
       repeat
-        loop.sleep(SETTLE)
+        sched.sleep(SETTLE)
         local later = snapshot(set)
         local still = true
         for path, fp in pairs(later) do
@@ -185,7 +185,7 @@ local function run_once(state, n)
   fs.write(state.list, "")
   local env = process.environ()
   env.LUAGENT_WATCH_LIST = state.list
-  local started = loop.now()
+  local started = sched.now()
   local child, err = process.spawn{argv = child_argv(state.exe, state.run_args), env = env, stdin = "null",
                                    new_group = true}
   if not child then error(errors.wrap(err, "watch: cannot start the run"), 0) end
@@ -194,7 +194,7 @@ local function run_once(state, n)
   state.child = nil
   child:close()
   local files, trace = read_list(state.list)
-  local result = {n = n, status = run_status(code, signal), took = loop.now() - started, files = files}
+  local result = {n = n, status = run_status(code, signal), took = sched.now() - started, files = files}
   if trace then
     result.trace = trace
     result.dir = trace:match("^(.*)/[^/]*$") or "."

@@ -21,7 +21,7 @@
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local host = require "luagent.host"
 local excerpt = require("luagent.text").excerpt
 local handle = require "luagent.handle"
@@ -185,7 +185,7 @@ function client.connect(spec, transport)
   -- born closed (luagent.handle): until it has initialized, every way out of
   -- here ends what it started at once (close(0)), and its methods refuse it
   local building <close> = handle.building(c, function() c:close(0) end)
-  local started = loop.now()
+  local started = sched.now()
   local t, err = transport.open(spec, {
     label = spec.label, server = spec.name,
     on_message = function(m) c:_on_message(m) end,
@@ -205,7 +205,7 @@ function client.connect(spec, transport)
   events.emit({type = "mcp_start", server = c.name, transport = spec.transport, command = spec.command_text,
                url = spec.url, pid = t.pid and t.pid() or nil, protocol_version = c.protocol_version,
                server_info = {name = c.server_info.name, version = c.server_info.version},
-               duration = loop.now() - started})
+               duration = sched.now() - started})
   return building:built()
 end
 

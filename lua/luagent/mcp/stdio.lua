@@ -11,7 +11,7 @@
 -- The transport is luagent.mcp.stream's: request, send, fail_pending, close;
 -- and pid() for tests and diagnostics.
 local errors = require "luagent.errors"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local process = require "luagent.process"
 local stream = require "luagent.mcp.stream"
 
@@ -41,7 +41,7 @@ end
 
 function HostProcess:pump(on_stdout, on_stderr)
   local proc = self.proc
-  local reader <close> = loop.spawn(function()
+  local reader <close> = sched.spawn(function()
     while true do
       local data = proc:read("stderr")
       if not data then return end

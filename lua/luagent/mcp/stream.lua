@@ -30,7 +30,7 @@
 local json = require "luagent.json"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local lines = require "luagent.lines"
 
 local stream = {}
@@ -148,7 +148,7 @@ end
 
 function McpStream:_pump_task()
   local me
-  me = loop.spawn(function()
+  me = sched.spawn(function()
     local ok, how = pcall(self.io.pump, self.io, function(data) return self:_on_stdout(data) end,
                           function(data) self:_on_stderr(data) end)
     if self.pump == me then self.pump, self.pump_stopping = nil, nil end
@@ -208,8 +208,8 @@ end
 function McpStream:request(msg, timeout)
   if self.dead then return nil, self.dead end
   local entry = {}
-  entry.latch = loop.spawn(function()
-    loop.sleep(timeout)
+  entry.latch = sched.spawn(function()
+    sched.sleep(timeout)
     return "timeout"
   end)
   self.pending[msg.id] = entry

@@ -1,13 +1,13 @@
 -- luagent.model.anthropic: the Anthropic Messages API wire format
 -- (POST /v1/messages). Used through luagent.model: model.anthropic{...}; the
--- shape of this table is luagent.model.provider's.
+-- shape of this table is luagent.model.api's.
 local json = require "luagent.json"
 local content = require "luagent.model.content"
 local stream = require "luagent.model.stream"
-local provider = require "luagent.model.provider"
+local api_contract = require "luagent.model.api"
 local structured = require "luagent.model.structured"
 
-local wire = {
+local api = {
   name = "anthropic",
   path = "/v1/messages",
   key_env = "ANTHROPIC_API_KEY",
@@ -19,12 +19,12 @@ local wire = {
   output_by_tool = true, -- a structured answer is a call of a tool named after it (luagent.model.structured)
 }
 
-function wire.needs_key(base_url)
+function api.needs_key(base_url)
   return base_url:find("api.anthropic.com", 1, true) ~= nil
 end
 
-function wire.headers(m)
-  local h = {["anthropic-version"] = wire.version}
+function api.headers(m)
+  local h = {["anthropic-version"] = api.version}
   if m.api_key then h["x-api-key"] = m.api_key end
   return h
 end
@@ -54,7 +54,7 @@ end
 -- back with the tool_use they led to. nil for a turn another provider made.
 local function own_blocks(msg)
   local items = msg.provider_items
-  if type(items) == "table" and items.wire == wire.name and type(items.blocks) == "table" then
+  if type(items) == "table" and items.wire == api.name and type(items.blocks) == "table" then
     return json.array{table.unpack(items.blocks)}
   end
   return nil
@@ -67,7 +67,7 @@ end
 
 -- Consecutive messages of one role are merged (tool results into the user
 -- turn that follows the assistant's tool calls), so roles alternate.
-function wire.messages(messages)
+function api.messages(messages)
   local out, system = json.array{}, {}
   local function push(role, block_list)
     local last = out[#out]
@@ -102,7 +102,7 @@ function wire.messages(messages)
   return out, #system > 0 and table.concat(system, "\n\n") or nil
 end
 
-function wire.tools(tools)
+function api.tools(tools)
   local out = json.array{}
   for i, tool in ipairs(tools) do
     out[i] = {name = tool.name, description = tool.description,
@@ -111,7 +111,7 @@ function wire.tools(tools)
   return out
 end
 
-function wire.tool_choice(choice)
+function api.tool_choice(choice)
   if choice == nil then return nil end
   if choice == "auto" then return {type = "auto"} end
   if choice == "required" then return {type = "any"} end
@@ -160,19 +160,19 @@ local function place_breakpoints(m, body)
   end
 end
 
-function wire.body(m, req)
-  local messages, system = wire.messages(req.messages)
+function api.body(m, req)
+  local messages, system = api.messages(req.messages)
   local body = {model = m.model, messages = messages, system = system,
-                max_tokens = req.max_tokens or m.max_tokens or wire.default_max_tokens}
+                max_tokens = req.max_tokens or m.max_tokens or api.default_max_tokens}
   if req.tools and #req.tools > 0 then
-    body.tools = wire.tools(req.tools)
-    body.tool_choice = wire.tool_choice(req.tool_choice)
+    body.tools = api.tools(req.tools)
+    body.tool_choice = api.tool_choice(req.tool_choice)
   end
   if req.output then with_output(req, body) end
   local budget = type(m.reasoning) == "table" and m.reasoning.budget_tokens
   -- extended thinking: the API takes no temperature with it
   if budget then body.thinking = {type = "enabled", budget_tokens = budget} end
-  provider.sampling(m, req, body, budget and "thinking" or "none")
+  api_contract.sampling(m, req, body, budget and "thinking" or "none")
   if req.stream then body.stream = true end
   if req.cache_breakpoints and m.prompt_cache ~= false then place_breakpoints(m, body) end
   return body
@@ -212,20 +212,20 @@ end
 -- The result's provider_items when the turn has thinking: every block, verbatim.
 local function kept_blocks(list)
   for _, b in ipairs(list) do
-    if THINKING[b.type] then return {wire = wire.name, blocks = list} end
+    if THINKING[b.type] then return {wire = api.name, blocks = list} end
   end
   return nil
 end
 
-function wire.parse(_, msg)
-  if type(msg.content) ~= "table" then return provider.unexpected("no content") end
+function api.parse(_, msg)
+  if type(msg.content) ~= "table" then return api_contract.unexpected("no content") end
   local text, calls = {}, {}
   for _, block in ipairs(msg.content) do
-    if type(block) ~= "table" then return provider.unexpected("a content block that is not an object") end
+    if type(block) ~= "table" then return api_contract.unexpected("a content block that is not an object") end
     if block.type == "text" and type(block.text) == "string" then
       text[#text + 1] = block.text
     elseif block.type == "tool_use" then
-      if type(block.name) ~= "string" then return provider.unexpected("a tool_use block without a name") end
+      if type(block.name) ~= "string" then return api_contract.unexpected("a tool_use block without a name") end
       local args = block.input
       calls[#calls + 1] = content.tool_call(block.id, block.name, json.encode(type(args) == "table" and args or {}))
     end
@@ -239,7 +239,7 @@ end
 
 local Stream = stream.class()
 
-function wire.stream(m, req)
+function api.stream(m, req)
   return stream.new(Stream, m, req, {blocks = {}, usage = {}})
 end
 
@@ -319,4 +319,4 @@ function Stream:result()
           reasoning_summary = thinking_text(whole)}
 end
 
-return wire
+return api

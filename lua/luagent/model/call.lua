@@ -1,5 +1,5 @@
 -- luagent.model.call: one attempt of a model call. It builds the HTTP request
--- from the provider (luagent.model.provider), sends it through the run's
+-- from the provider (luagent.model.api), sends it through the run's
 -- transport (context.current().transport, the calling run's: HTTP, a
 -- recorder or a replayer), and gives the result or one error. A failure's kind is decided once,
 -- where it is seen: the HTTP status or the transport's failure here, the
@@ -17,14 +17,14 @@
 -- network (its transport error is kept as err.cause); a cancelled run raises.
 local http = require "luagent.http"
 local json = require "luagent.json"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
 local context = require "luagent.context"
 local secrets = require "luagent.secrets"
 local prices = require "luagent.prices"
 local retry_after = require "luagent.model.retry_after"
-local provider = require "luagent.model.provider"
+local api_contract = require "luagent.model.api"
 
 local call = {}
 
@@ -92,7 +92,7 @@ local function plain(m, request, parse)
     return nil, errors.new("bad_response", "the response is not valid JSON: " .. derr.message
       .. " (first bytes: " .. res.body:sub(1, 120) .. ")")
   end
-  local result, err = (parse or m.wire.parse)(m, decoded)
+  local result, err = (parse or m.api.parse)(m, decoded)
   if result then result.raw = decoded end
   return result, err
 end
@@ -100,7 +100,7 @@ end
 -- Server-sent events go to the provider's assembler, which also decides what
 -- a failure is once part of the answer was shown (luagent.model.stream).
 local function streamed(m, req, request)
-  local assembler = m.wire.stream(m, req)
+  local assembler = m.api.stream(m, req)
   local on_chunk, parser = http.sse(function(ev) return assembler:event(ev) end)
   request.on_chunk = on_chunk
   local res, terr = transport()(request)
@@ -118,14 +118,14 @@ end
 -- req.compact: the provider's own compaction of req.messages (a wire with
 -- compact_body, compact_path and parse_compact: the Responses API), not an answer.
 function call.request(m, req)
-  local body = req.compact and m.wire.compact_body(m, req) or m.wire.body(m, req)
+  local body = req.compact and m.api.compact_body(m, req) or m.api.body(m, req)
   for k, v in pairs(m.extra or {}) do if body[k] == nil then body[k] = v end end
   for k, v in pairs(req.extra or {}) do body[k] = v end
   local headers = {["content-type"] = "application/json"}
-  for k, v in pairs(m.wire.headers(m)) do headers[k] = v end
+  for k, v in pairs(m.api.headers(m)) do headers[k] = v end
   for k, v in pairs(m.headers or {}) do headers[k] = v end
   return body, {
-    method = "POST", url = m.base_url .. (req.compact and m.wire.compact_path or m.wire.path), headers = headers,
+    method = "POST", url = m.base_url .. (req.compact and m.api.compact_path or m.api.path), headers = headers,
     timeout = req.timeout or m.timeout, connect_timeout = m.connect_timeout, idle_timeout = m.idle_timeout,
   }
 end
@@ -138,10 +138,10 @@ local function finish_result(m, result, started)
   result.cost = prices.cost(result.model, result.usage, m.prices, m.models)
                 or prices.cost(m.model, result.usage, m.prices, m.models)
   if not m.family and result.cost == nil then
-    provider.note_once(m, "unknown", ("%s is not in the model table: its limits and prices are unknown "
+    api_contract.note_once(m, "unknown", ("%s is not in the model table: its limits and prices are unknown "
       .. "(its cost counts as unknown; add it under the model section's models: in the recipe's YAML)"):format(m.model))
   end
-  result.duration = loop.now() - started
+  result.duration = sched.now() - started
   result.tool_calls = result.tool_calls or {}
   if #result.tool_calls > 0 and result.finish_reason == "stop" then result.finish_reason = "tool_calls" end
   return result
@@ -167,16 +167,16 @@ function call.attempt(m, req, n, time_left)
   local body, request = call.request(m, req)
   request.body = json.encode(body)
   if time_left then request.timeout = math.max(0.001, math.min(request.timeout, time_left)) end
-  local started = loop.now()
+  local started = sched.now()
   events.emit({type = "model_request", provider = m.provider, model = m.model, attempt = n,
                stream = req.stream or false, body = body, url = request.url})
   local result, err
   if req.stream and not req.compact then result, err = streamed(m, req, request)
-  else result, err = plain(m, request, req.compact and m.wire.parse_compact) end
+  else result, err = plain(m, request, req.compact and m.api.parse_compact) end
   if not result then
     err = call.error(m, err.kind, err.message, err)
     events.emit({type = "model_error", provider = m.provider, model = m.model, attempt = n, error = err,
-                 duration = loop.now() - started})
+                 duration = sched.now() - started})
     return nil, err
   end
   return finish_result(m, result, started)

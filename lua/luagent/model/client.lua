@@ -1,7 +1,7 @@
 -- luagent.model.client: a model served by a provider over HTTP — what
 -- model.openai{...}, model.anthropic{...} and model.new(provider, opts) make.
 --
---   client.new(provider, opts) -> m        (provider: see luagent.model.provider)
+--   client.new(provider, opts) -> m        (provider: see luagent.model.api)
 --   m:complete(req) -> result | nil, err   attempts (luagent.model.call) under the retry
 --                                          policy, with model_retry and model_response events
 --
@@ -22,12 +22,12 @@
 -- to m.totals, as nothing was spent); a miss goes live and a successful
 -- answer is stored.
 local retry = require "luagent.retry"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local events = require "luagent.events"
 local context = require "luagent.context"
 local secrets = require "luagent.secrets"
 local content = require "luagent.model.content"
-local provider = require "luagent.model.provider"
+local api_contract = require "luagent.model.api"
 local call = require "luagent.model.call"
 local structured = require "luagent.model.structured"
 
@@ -67,14 +67,14 @@ local function from_cache(m, req, look, body, url, started)
                   cached = true, attempts = 0, provider_items = stored.provider_items, commentary = stored.commentary,
                   reasoning_summary = stored.reasoning_summary}
   if req.on_delta and result.text and result.text ~= "" then req.on_delta(result.text) end
-  result.duration = loop.now() - started
+  result.duration = sched.now() - started
   return call.answered(m, result)
 end
 
 -- A task that was asked to stop (Ctrl-C, SIGTERM, task:cancel()) makes no
 -- model call, even when code under it caught the cancellation: it raises.
 local function stop_if_cancelled()
-  local stop = loop.cancelled()
+  local stop = sched.cancelled()
   if stop then error(stop, 0) end
 end
 
@@ -91,7 +91,7 @@ end
 local function call_provider(self, req)
   req = req or {}
   stop_if_cancelled()
-  local started = loop.now()
+  local started = sched.now()
   local store, look = run_cache(), nil
   if store then
     local body, request = call.request(self, req)
@@ -105,14 +105,14 @@ local function call_provider(self, req)
   local result, err = retry.call(policy, function()
     stop_if_cancelled()
     attempt = attempt + 1
-    return call.attempt(self, req, attempt, deadline - (loop.now() - started))
+    return call.attempt(self, req, attempt, deadline - (sched.now() - started))
   end)
   if not result then
     if look then store:failed(look) end
-    return nil, past_deadline(self, err, attempt, policy.deadline, loop.now() - started)
+    return nil, past_deadline(self, err, attempt, policy.deadline, sched.now() - started)
   end
   result.attempts = attempt
-  result.duration = loop.now() - started
+  result.duration = sched.now() - started
   if look then store:stored(look, result) end
   return call.answered(self, result)
 end
@@ -125,32 +125,32 @@ end
 
 local DEFAULTS = {timeout = 600, connect_timeout = 15, idle_timeout = 30, deadline = 600}
 
-local function api_key(wire, opts)
+local function api_key(api, opts)
   local key = opts.api_key
-  if key == nil and wire.key_env then key = os.getenv(wire.key_env) end
+  if key == nil and api.key_env then key = os.getenv(api.key_env) end
   if key == "" or key == false then return nil end
   return key
 end
 
 -- Raises (misuse) at the level of whoever called model.openai & co.
-function client.new(wire, opts)
-  provider.check(wire, 3)
-  if type(opts) ~= "table" then error(("model.%s: options table expected"):format(wire.name), 3) end
+function client.new(api, opts)
+  api_contract.check(api, 3)
+  if type(opts) ~= "table" then error(("model.%s: options table expected"):format(api.name), 3) end
   local families = require "luagent.model.families"
-  local name = opts.model or families.default_model(wire.name) or wire.default_model
+  local name = opts.model or families.default_model(api.name) or api.default_model
   if type(name) ~= "string" or name == "" then
-    error(("model.%s: option 'model' (the model name) is required"):format(wire.name), 3)
+    error(("model.%s: option 'model' (the model name) is required"):format(api.name), 3)
   end
-  local key = api_key(wire, opts)
-  local base_url = opts.base_url or (wire.base_url_env and os.getenv(wire.base_url_env)) or wire.default_base_url
+  local key = api_key(api, opts)
+  local base_url = opts.base_url or (api.base_url_env and os.getenv(api.base_url_env)) or api.default_base_url
   base_url = base_url:gsub("/+$", "")
-  if not key and wire.needs_key(base_url) and not context.current().replaying then
-    error(("model.%s: no API key: set %s or pass api_key (a local server: pass base_url)"):format(wire.name,
-      wire.key_env), 3)
+  if not key and api.needs_key(base_url) and not context.current().replaying then
+    error(("model.%s: no API key: set %s or pass api_key (a local server: pass base_url)"):format(api.name,
+      api.key_env), 3)
   end
-  secrets.add(key, wire.key_env or "api_key")
+  secrets.add(key, api.key_env or "api_key")
   local m = setmetatable({
-    provider = wire.name, wire = wire, model = name, base_url = base_url, api_key = key,
+    provider = api.name, api = api, model = name, base_url = base_url, api_key = key,
     timeout = opts.timeout or DEFAULTS.timeout, connect_timeout = opts.connect_timeout or DEFAULTS.connect_timeout,
     idle_timeout = opts.idle_timeout or DEFAULTS.idle_timeout, deadline = opts.deadline or DEFAULTS.deadline,
     retry = opts.retry or retry.default, headers = opts.headers, extra = opts.extra, prices = opts.prices,
@@ -158,7 +158,7 @@ function client.new(wire, opts)
     models = opts.models, family = families.lookup(name, opts.models), prompt_cache = opts.prompt_cache,
     totals = {calls = 0, input_tokens = 0, output_tokens = 0, cached_tokens = 0, cost = 0},
   }, Model)
-  for k, v in pairs(wire.options and wire.options(opts) or {}) do m[k] = v end
+  for k, v in pairs(api.options and api.options(opts) or {}) do m[k] = v end
   return m
 end
 

@@ -1,14 +1,14 @@
 -- luagent.model.openai: the OpenAI Chat Completions wire format, which every
 -- OpenAI-compatible server also speaks (Ollama, vLLM, llama.cpp server, LM
 -- Studio, OpenRouter). Used through luagent.model: model.openai{...}; the
--- shape of this table is luagent.model.provider's.
+-- shape of this table is luagent.model.api's.
 local json = require "luagent.json"
 local content = require "luagent.model.content"
 local stream = require "luagent.model.stream"
-local provider = require "luagent.model.provider"
+local api_contract = require "luagent.model.api"
 local structured = require "luagent.model.structured"
 
-local wire = {
+local api = {
   name = "openai",
   path = "/chat/completions",
   key_env = "OPENAI_API_KEY",
@@ -18,18 +18,18 @@ local wire = {
 }
 
 -- The official API needs a key; a local compatible server usually does not.
-function wire.needs_key(base_url)
+function api.needs_key(base_url)
   return base_url:find("api.openai.com", 1, true) ~= nil
 end
 
 -- Provider-specific options: max_tokens_field (default: the model table's
 -- token_field, else max_tokens, which compatible servers take); stream_usage =
 -- false for servers that reject stream_options.
-function wire.options(opts)
+function api.options(opts)
   return {max_tokens_field = opts.max_tokens_field, stream_usage = opts.stream_usage ~= false}
 end
 
-function wire.headers(m)
+function api.headers(m)
   return m.api_key and {authorization = "Bearer " .. m.api_key} or {}
 end
 
@@ -59,7 +59,7 @@ end
 
 -- Tool results can hold only text here: images they return follow, after the
 -- block of tool messages, in one user message.
-function wire.messages(messages)
+function api.messages(messages)
   local out, pending_images = json.array{}, {}
   local function flush_images()
     if #pending_images == 0 then return end
@@ -90,7 +90,7 @@ function wire.messages(messages)
   return out
 end
 
-function wire.tools(tools)
+function api.tools(tools)
   local out = json.array{}
   for i, tool in ipairs(tools) do
     out[i] = {type = "function", ["function"] = {name = tool.name, description = tool.description,
@@ -99,26 +99,26 @@ function wire.tools(tools)
   return out
 end
 
-function wire.tool_choice(choice)
+function api.tool_choice(choice)
   if choice == nil or type(choice) == "string" then return choice end
   return {type = "function", ["function"] = {name = choice.name}}
 end
 
 -- A structured answer (req.output, luagent.model.structured): the message content is its JSON.
-function wire.response_format(output)
+function api.response_format(output)
   return {type = "json_schema", json_schema = {name = output.name, description = output.description,
                                                schema = structured.wire_schema(output), strict = output.strict}}
 end
 
-function wire.body(m, req)
-  local body = {model = m.model, messages = wire.messages(req.messages)}
+function api.body(m, req)
+  local body = {model = m.model, messages = api.messages(req.messages)}
   if req.tools and #req.tools > 0 then
-    body.tools = wire.tools(req.tools)
-    body.tool_choice = wire.tool_choice(req.tool_choice)
+    body.tools = api.tools(req.tools)
+    body.tool_choice = api.tool_choice(req.tool_choice)
   end
-  if req.output then body.response_format = wire.response_format(req.output) end
-  local effort = provider.effort(m)
-  provider.sampling(m, req, body, effort)
+  if req.output then body.response_format = api.response_format(req.output) end
+  local effort = api_contract.effort(m)
+  api_contract.sampling(m, req, body, effort)
   local field = m.max_tokens_field or (m.family and m.family.token_field) or "max_tokens"
   body[field] = req.max_tokens or m.max_tokens
   if type(m.reasoning) == "table" and m.reasoning.effort then body.reasoning_effort = m.reasoning.effort end
@@ -146,14 +146,14 @@ local function text_or_nil(v)
   return type(v) == "string" and v or nil
 end
 
-function wire.parse(_, decoded)
+function api.parse(_, decoded)
   local choice = type(decoded.choices) == "table" and decoded.choices[1]
-  if type(choice) ~= "table" or type(choice.message) ~= "table" then return provider.unexpected("no choices[1].message") end
+  if type(choice) ~= "table" or type(choice.message) ~= "table" then return api_contract.unexpected("no choices[1].message") end
   local msg = choice.message
   local calls = {}
   for i, c in ipairs(type(msg.tool_calls) == "table" and msg.tool_calls or {}) do
     local fn = type(c["function"]) == "table" and c["function"] or {}
-    if type(fn.name) ~= "string" then return provider.unexpected("a tool call without a function name") end
+    if type(fn.name) ~= "string" then return api_contract.unexpected("a tool call without a function name") end
     calls[i] = content.tool_call(c.id, fn.name, text_or_nil(fn.arguments) or "")
   end
   return {text = text_or_nil(msg.content), tool_calls = calls, finish_reason = FINISH[choice.finish_reason] or "stop",
@@ -165,7 +165,7 @@ end
 
 local Stream = stream.class{done_data = "[DONE]"}
 
-function wire.stream(m, req)
+function api.stream(m, req)
   return stream.new(Stream, m, req, {calls = {}, order = {}})
 end
 
@@ -217,4 +217,4 @@ function Stream:result()
           refusal = self.refusal}
 end
 
-return wire
+return api

@@ -1,16 +1,16 @@
 -- luagent.model.responses: the OpenAI Responses API wire format
 -- (POST /responses). Used through luagent.model: model.openai_responses{...};
--- the shape of this table is luagent.model.provider's.
+-- the shape of this table is luagent.model.api's.
 -- Requests are sent with store = false: luagent keeps the transcript itself.
 local json = require "luagent.json"
 local content = require "luagent.model.content"
 local stream = require "luagent.model.stream"
-local provider = require "luagent.model.provider"
+local api_contract = require "luagent.model.api"
 local structured = require "luagent.model.structured"
 
 -- the same servers, keys and authentication as Chat Completions
 local chat = require "luagent.model.openai"
-local wire = {
+local api = {
   name = "openai_responses",
   path = "/responses",
   key_env = chat.key_env,
@@ -32,7 +32,7 @@ end
 -- nil for a turn another provider made.
 local function own_items(msg)
   local items = msg.provider_items
-  if type(items) == "table" and items.wire == wire.name and type(items.output) == "table" then
+  if type(items) == "table" and items.wire == api.name and type(items.output) == "table" then
     return items.output
   end
   return nil
@@ -52,7 +52,7 @@ end
 
 -- System messages become `instructions`; the rest are input items. Images a
 -- tool returned follow its function_call_output in a user message.
-function wire.input(messages)
+function api.input(messages)
   local items, instructions, pending = json.array{}, {}, {}
   local function flush()
     if #pending == 0 then return end
@@ -85,7 +85,7 @@ function wire.input(messages)
   return items, #instructions > 0 and table.concat(instructions, "\n\n") or nil
 end
 
-function wire.tools(tools)
+function api.tools(tools)
   local out = json.array{}
   for i, tool in ipairs(tools) do
     out[i] = {type = "function", name = tool.name, description = tool.description,
@@ -94,13 +94,13 @@ function wire.tools(tools)
   return out
 end
 
-function wire.tool_choice(choice)
+function api.tool_choice(choice)
   if choice == nil or type(choice) == "string" then return choice end
   return {type = "function", name = choice.name}
 end
 
-function wire.body(m, req)
-  local input, instructions = wire.input(req.messages)
+function api.body(m, req)
+  local input, instructions = api.input(req.messages)
   local body = {model = m.model, input = input, instructions = instructions, store = false}
   if m.reasoning then
     -- stateless: ask for the reasoning encrypted, to pass it back next turn
@@ -108,8 +108,8 @@ function wire.body(m, req)
     body.include = json.array{"reasoning.encrypted_content"}
   end
   if req.tools and #req.tools > 0 then
-    body.tools = wire.tools(req.tools)
-    body.tool_choice = wire.tool_choice(req.tool_choice)
+    body.tools = api.tools(req.tools)
+    body.tool_choice = api.tool_choice(req.tool_choice)
   end
   if req.output then
     -- a structured answer (luagent.model.structured): the output text is its JSON
@@ -117,7 +117,7 @@ function wire.body(m, req)
     body.text = {format = {type = "json_schema", name = out.name, description = out.description,
                            schema = structured.wire_schema(out), strict = out.strict}}
   end
-  provider.sampling(m, req, body, provider.effort(m))
+  api_contract.sampling(m, req, body, api_contract.effort(m))
   body.max_output_tokens = req.max_tokens or m.max_tokens
   if req.stream then body.stream = true end
   return body
@@ -168,32 +168,32 @@ end
 -- The provider's own compaction (POST /responses/compact): the old part of a
 -- transcript in, a shorter list of items (an encrypted compaction item) out,
 -- which later requests send as they came (luagent.compaction).
-wire.compact_path = "/responses/compact"
+api.compact_path = "/responses/compact"
 
-function wire.compact_body(m, req)
-  local input, instructions = wire.input(req.messages)
+function api.compact_body(m, req)
+  local input, instructions = api.input(req.messages)
   return {model = m.model, input = input, instructions = instructions}
 end
 
-function wire.parse_compact(_, decoded)
-  if type(decoded.output) ~= "table" then return provider.unexpected("a compaction without output") end
+function api.parse_compact(_, decoded)
+  if type(decoded.output) ~= "table" then return api_contract.unexpected("a compaction without output") end
   return {tool_calls = {}, finish_reason = "stop", usage = usage_of(decoded.usage),
-          provider_items = {wire = wire.name, output = decoded.output}}
+          provider_items = {wire = api.name, output = decoded.output}}
 end
 
 local INCOMPLETE = {max_output_tokens = "length", content_filter = "content_filter"}
 
-function wire.parse(_, response)
-  if type(response.output) ~= "table" then return provider.unexpected("no output") end
+function api.parse(_, response)
+  if type(response.output) ~= "table" then return api_contract.unexpected("no output") end
   if response.status == "failed" then
     local e = type(response.error) == "table" and response.error or {}
-    return provider.unexpected("the response failed: " .. tostring(e.message or e.code or "no reason given"))
+    return api_contract.unexpected("the response failed: " .. tostring(e.message or e.code or "no reason given"))
   end
   -- Several message items are several paragraphs; a "commentary" item (a
   -- preamble before tool calls) is not part of the answer.
   local text, calls, refusal, commentary = {}, {}, {}, {}
   for _, item in ipairs(response.output) do
-    if type(item) ~= "table" then return provider.unexpected("an output item that is not an object") end
+    if type(item) ~= "table" then return api_contract.unexpected("an output item that is not an object") end
     if item.type == "message" then
       local said = message_text(item, refusal)
       if said ~= "" then
@@ -201,7 +201,7 @@ function wire.parse(_, response)
         into[#into + 1] = said
       end
     elseif item.type == "function_call" then
-      if type(item.name) ~= "string" then return provider.unexpected("a function_call without a name") end
+      if type(item.name) ~= "string" then return api_contract.unexpected("a function_call without a name") end
       calls[#calls + 1] = content.tool_call(item.call_id, item.name, type(item.arguments) == "string" and item.arguments or "")
     end
   end
@@ -214,14 +214,14 @@ function wire.parse(_, response)
           commentary = #commentary > 0 and table.concat(commentary, "\n\n") or nil,
           usage = usage_of(response.usage), model = type(response.model) == "string" and response.model or nil,
           id = response.id, refusal = content.join(refusal), reasoning_summary = reasoning_summary(response.output),
-          provider_items = needs_keeping(response.output) and {wire = wire.name, output = response.output} or nil}
+          provider_items = needs_keeping(response.output) and {wire = api.name, output = response.output} or nil}
 end
 
 -- ---- streaming: typed events; response.completed carries the whole response ----
 
 local Stream = stream.class()
 
-function wire.stream(m, req)
+function api.stream(m, req)
   return stream.new(Stream, m, req, {calls = {}})
 end
 
@@ -250,7 +250,7 @@ end
 
 -- The final response is authoritative; the deltas were for on_delta.
 function Stream:result()
-  return wire.parse(self.m, self.final)
+  return api.parse(self.m, self.final)
 end
 
-return wire
+return api

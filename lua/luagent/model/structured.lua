@@ -81,7 +81,7 @@ end
 
 -- result.output_json / output_call / output_by_tool for `output` (see the top).
 local function read_answer(m, output, result)
-  local by_tool = type(m.wire) == "table" and m.wire.output_by_tool or false
+  local by_tool = type(m.api) == "table" and m.api.output_by_tool or false
   result.output_by_tool = by_tool or nil
   if by_tool then
     local others = {}

@@ -12,7 +12,7 @@
 --     and io.write go to <run dir>/stdout.txt; then r's exit hooks, then run_end. A failing
 --     recipe is a result, never an error here. A caller cancelled meanwhile (Ctrl-C) waits
 --     for the run to end, then raises the cancellation (r.result has the run's result).
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
 local context = require "luagent.context"
@@ -275,7 +275,7 @@ function RecipeRun:execute(...)
     self.result = {status = "failed", error = e, stats = self.stats, dir = self:_folder()}
     return self.result
   end
-  local task = loop.spawn_in(self, body, self, chunk, out, ...)
+  local task = sched.spawn_in(self, body, self, chunk, out, ...)
   local ok, result, werr = pcall(task.wait, task)
   local stop
   if not ok then -- the caller was cancelled: the run ends first (its hooks close its sandboxes)

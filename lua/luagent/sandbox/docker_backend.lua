@@ -32,7 +32,7 @@ local errors = require "luagent.errors"
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local tar = require "luagent.tar"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local image = require "luagent.image"
 local supervisor = require "luagent.sandbox.supervisor"
 local command = require "luagent.sandbox.command"
@@ -354,7 +354,7 @@ end
 -- Starts serve in the background: the first command waits for it (an exec
 -- attach costs a round trip, which staging or the recipe's own work hides).
 function Session:_serve(run_container)
-  self.serving = loop.spawn(function()
+  self.serving = sched.spawn(function()
     if run_container then
       local ok, err = self:_run_container()
       if not ok then return nil, err end
@@ -449,11 +449,11 @@ end
 -- a container the engine OOM-killed (gVisor has no memory cgroup inside: a
 -- command over the cap ends the whole sandbox) is said so.
 function Session:_wait_answering(ex, job, limit)
-  local deadline = limit and loop.now() + limit
-  local missed, next_ping = 0, loop.now() + HEARTBEAT
+  local deadline = limit and sched.now() + limit
+  local missed, next_ping = 0, sched.now() + HEARTBEAT
   local beat = self.spec.gvisor and CONTAINER_CHECK or HEARTBEAT
   while true do
-    local slice = deadline and math.min(beat, deadline - loop.now()) or beat
+    local slice = deadline and math.min(beat, deadline - sched.now()) or beat
     if slice <= 0 then return false end
     local ended, err = ex:wait(job, slice)
     if ended ~= false then return ended, err end
@@ -463,9 +463,9 @@ function Session:_wait_answering(ex, job, limit)
         return nil, info.State.OOMKilled and recovery.oom_killed_text(self) or "its container stopped"
       end
     end
-    if loop.now() >= next_ping then
-      next_ping = loop.now() + HEARTBEAT
-      local lost = not (deadline and loop.now() >= deadline) and recovery.engine_lost(self.client)
+    if sched.now() >= next_ping then
+      next_ping = sched.now() + HEARTBEAT
+      local lost = not (deadline and sched.now() >= deadline) and recovery.engine_lost(self.client)
       missed = lost and missed + 1 or 0
       if missed >= 2 then return nil, lost.message end
     end
@@ -478,7 +478,7 @@ end
 function Session:_run(op, job)
   local ex, err = self:_ready()
   if not ex then return nil, err end
-  local started = loop.now()
+  local started = sched.now()
   local ok, sent
   ok, err = ex:send(op, job)
   if ok then
@@ -493,7 +493,7 @@ function Session:_run(op, job)
     if self.closing then return nil, closed_error(self) end
     return nil, recovery.recover(self, ex, type(err) == "table" and err.message or err, sent)
   end
-  return ex:result(job), loop.now() - started
+  return ex:result(job), sched.now() - started
 end
 
 function Session:exec(job)
@@ -514,7 +514,7 @@ end
 -- only its own running time.
 function Session:python(code, opts)
   local before = self.python_last
-  local this = loop.spawn(function()
+  local this = sched.spawn(function()
     if before then before:wait() end
     return self:_python(code, opts)
   end)
@@ -542,16 +542,16 @@ end
 function Session:_wait_engine(err, what)
   local grace = self.spec.engine_grace or 0
   -- a run that is stopping (Ctrl-C) does not wait: its outputs are rescued later
-  if grace <= 0 or self.engine_given_up or self.closing or loop.cancelled() then return false end
+  if grace <= 0 or self.engine_given_up or self.closing or sched.cancelled() then return false end
   io.stderr:write(("luagent: %s; waiting up to %s s for it to come back (sandbox engine_grace), to %s\n")
     :format((err.cause or err).message, grace, what))
-  local started = loop.now()
+  local started = sched.now()
   local back = recovery.wait_engine(self, grace)
   if not back then
     self.engine_given_up = true
     return false
   end
-  io.stderr:write(("luagent: the Docker engine answers again after %.1f s\n"):format(loop.now() - started))
+  io.stderr:write(("luagent: the Docker engine answers again after %.1f s\n"):format(sched.now() - started))
   return true
 end
 

@@ -23,7 +23,7 @@ local errors = require "luagent.errors"
 local events = require "luagent.events"
 local fs = require "luagent.fs"
 local http_head = require "luagent.http_head"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local secrets = require "luagent.secrets"
 local supervisor = require "luagent.sandbox.supervisor"
 local network_rules = require "luagent.sandbox.network_rules"
@@ -98,7 +98,7 @@ end
 
 function Egress:_record(ev)
   local owner = self.owner or self -- a connection's view writes its counters to the egress itself
-  if ev.started then ev.ms = ev.ms or math.floor((loop.now() - ev.started) * 1000) end
+  if ev.started then ev.ms = ev.ms or math.floor((sched.now() - ev.started) * 1000) end
   ev.started = nil
   ev.type = "network"
   ev.session = self.session_id
@@ -275,7 +275,7 @@ function Egress:_limited()
 end
 
 function Egress:_serve(conn)
-  local ev = {started = loop.now()}
+  local ev = {started = sched.now()}
   local r, err = self.handle:head(conn, HEAD_SECONDS, "proxy")
   if not r then
     if err.kind == "protocol" then return self:_refuse(conn, ev, err.status, err.message) end
@@ -357,9 +357,9 @@ end
 local RELAY_PATIENCE = 60
 
 function Egress:_relaunch(why)
-  local deadline = loop.now() + RELAY_PATIENCE
+  local deadline = sched.now() + RELAY_PATIENCE
   local err
-  while not self.closed and loop.now() < deadline do
+  while not self.closed and sched.now() < deadline do
     local h
     h, err = open_relay(self.session, #self.rules.secrets > 0)
     if h and self.closed then h:close() return false end
@@ -376,7 +376,7 @@ function Egress:_relaunch(why)
         return true
       end
     end
-    loop.sleep(0.5)
+    sched.sleep(0.5)
   end
   self.lost = err or why
   self.emit({type = "network_relay", session = self.session_id, restarted = false, why = why,
@@ -389,7 +389,7 @@ function Egress:_accept_loop()
     local h = self.handle
     local conn, err = h:accept()
     if conn then
-      loop.spawn(function() self:_handle(conn, h) end):background()
+      sched.spawn(function() self:_handle(conn, h) end):background()
     elseif self.closed then
       return
     else
@@ -428,7 +428,7 @@ function egress.start(session, rules)
   end
   -- background: a box left open must not keep its run from ending (and so
   -- from closing the box)
-  self.acceptor = loop.spawn(function() self:_accept_loop() end):background()
+  self.acceptor = sched.spawn(function() self:_accept_loop() end):background()
   return self
 end
 

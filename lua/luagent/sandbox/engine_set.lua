@@ -54,7 +54,7 @@
 -- (luagent.sandbox.recovery). A TLS or configuration error is not a down
 -- engine: the open fails with it.
 local errors = require "luagent.errors"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local sys = require "luagent.sys"
 local engine = require "luagent.engine_client"
 local image = require "luagent.image"
@@ -94,7 +94,7 @@ end
 -- known of its images, and whether it is down.
 local function new_record(key, address, connect, client)
   return {key = key, address = address, connect = connect, client = client, load = 0, images = {}, copying = {},
-          checked = client and loop.now() or 0}
+          checked = client and sched.now() or 0}
 end
 
 local function record(key, address, connect)
@@ -180,15 +180,15 @@ end
 
 -- Marks e down (again: it is said once until it answers).
 local function mark_down(e, err)
-  e.down = {err = err, retry_at = loop.now() + DOWN_RETRY, said = e.down and e.down.said}
+  e.down = {err = err, retry_at = sched.now() + DOWN_RETRY, said = e.down and e.down.said}
 end
 
 -- e's client when it answers; nil, err, fatal (a TLS or configuration
 -- error: no other engine helps) when not. force: ask a down engine anyway.
 local function usable(e, force)
-  if e.down and not force and loop.now() < e.down.retry_at then return nil, e.down.err end
+  if e.down and not force and sched.now() < e.down.retry_at then return nil, e.down.err end
   if not e.client then
-    e.connecting = e.connecting or loop.spawn(function()
+    e.connecting = e.connecting or sched.spawn(function()
       return engine.connect{host = e.connect.host, tls = e.connect.tls}
     end)
     local task = e.connecting
@@ -201,14 +201,14 @@ local function usable(e, force)
       return nil, err, fatal
     end
     e.client = e.client or client
-    e.address, e.checked = e.client.endpoint.description, loop.now()
-  elseif e.down or loop.now() - e.checked > HEALTH then
+    e.address, e.checked = e.client.endpoint.description, sched.now()
+  elseif e.down or sched.now() - e.checked > HEALTH then
     local lost = recovery.engine_lost(e.client)
     if lost then
       mark_down(e, lost)
       return nil, lost
     end
-    e.checked = loop.now()
+    e.checked = sched.now()
   end
   if e.down and e.down.said then say(("the Docker engine at %s answers again"):format(e.address)) end
   e.down = nil
@@ -241,9 +241,9 @@ end
 local function has_image(e, name)
   local knows = e.images[name]
   if knows == true then return true end
-  if knows and loop.now() < knows then return false end
+  if knows and sched.now() < knows then return false end
   local info = e.client:call("GET", "/images/" .. name .. "/json")
-  e.images[name] = info and true or loop.now() + NEGATIVE_FOR
+  e.images[name] = info and true or sched.now() + NEGATIVE_FOR
   return info ~= nil
 end
 
@@ -258,7 +258,7 @@ end
 
 -- A down engine left alone now: the others are asked first.
 local function resting(e)
-  return e.down ~= nil and loop.now() < e.down.retry_at
+  return e.down ~= nil and sched.now() < e.down.retry_at
 end
 
 -- The members that answer (not in `skip`); nil, err when none does. An
@@ -323,16 +323,16 @@ end
 
 local function place(set, name, opts, skip)
   local wait = opts.wait or 0
-  local deadline = loop.now() + wait
+  local deadline = sched.now() + wait
   local waiting, queued_at = false, nil
   while true do
     local up, err = answering(set, skip)
     if not up then return nil, err end
     local m = pick(up, name)
-    if m then return m, queued_at and loop.now() - queued_at or 0 end
-    queued_at = queued_at or loop.now()
+    if m then return m, queued_at and sched.now() - queued_at or 0 end
+    queued_at = queued_at or sched.now()
     if opts.stop and opts.stop() then return errors.fail("closed", "stopped while waiting for room on an engine") end
-    if loop.now() >= deadline then
+    if sched.now() >= deadline then
       return errors.fail("capacity", ("every Docker engine (%s) that answers is at its capacity: %s%s; close a "
         .. "session, or raise a capacity (URL#N)"):format(set.option, loads(set),
         waiting and (", after waiting %d s (sandbox.open's capacity_wait)"):format(wait) or ""), {engines = loads(set)})
@@ -342,7 +342,7 @@ local function place(set, name, opts, skip)
       say(("every Docker engine that answers is at its capacity (%s): waiting up to %d s for a session to close "
         .. "(sandbox.open's capacity_wait)"):format(loads(set), wait))
     end
-    loop.sleep(POLL)
+    sched.sleep(POLL)
   end
 end
 
@@ -357,14 +357,14 @@ local function ensure_image(set, m, name)
   end
   if not source then return true end
   if not e.copying[name] then
-    e.copying[name] = loop.spawn(function()
+    e.copying[name] = sched.spawn(function()
       say(("copying the image %s from the Docker engine at %s to the one at %s"):format(name, source.address, e.address))
-      local started = loop.now()
+      local started = sched.now()
       local bytes, err = image.copy(source.client, e.client, name)
       e.copying[name] = nil
       if not bytes then return nil, err end
       e.images[name] = true
-      say(("copied %s (%.1f MB) in %.1f s"):format(name, bytes / 1e6, loop.now() - started))
+      say(("copied %s (%.1f MB) in %.1f s"):format(name, bytes / 1e6, sched.now() - started))
       return true
     end)
   end

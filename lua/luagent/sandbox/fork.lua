@@ -29,7 +29,7 @@
 -- Any failure closes every fork opened, and says which fork and why.
 local errors = require "luagent.errors"
 local events = require "luagent.events"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local tar = require "luagent.tar"
 local packing = require "luagent.sandbox.packing"
 local size_text = require("luagent.text").size
@@ -96,7 +96,7 @@ end
 -- (the others are closed). A bad option raises, as sandbox.open's does.
 local function open_forks(n, o, facade)
   local tasks, boxes, failure, raised = {}, {}, nil, nil
-  for i = 1, n do tasks[i] = loop.spawn(function() return facade.open(o) end) end
+  for i = 1, n do tasks[i] = sched.spawn(function() return facade.open(o) end) end
   for i, task in ipairs(tasks) do
     local b, err = task:wait()
     if b then
@@ -125,7 +125,7 @@ end
 -- Every writer gets chunk; returns once each has it in its pipe.
 local function fan_out(writers, chunk)
   local tasks = {}
-  for i, w in ipairs(writers) do tasks[i] = loop.spawn(function() return w:write(chunk) end) end
+  for i, w in ipairs(writers) do tasks[i] = sched.spawn(function() return w:write(chunk) end) end
   local failure
   for i, task in ipairs(tasks) do
     local ok, err = task:wait()
@@ -275,7 +275,7 @@ function fork.run(box, n, opts, facade)
   if box.closed then
     return errors.fail("closed", ("box:fork: the sandbox session %s is closed"):format(box.session))
   end
-  local started = loop.now()
+  local started = sched.now()
   local boxes, bytes = make(box, n, fork_options(box, opts), facade)
   local sessions, pooled = {}, 0
   for i, b in ipairs(boxes or {}) do
@@ -283,7 +283,7 @@ function fork.run(box, n, opts, facade)
     if b.pooled then pooled = pooled + 1 end
   end
   events.emit({type = "sandbox_fork", session = box.session, n = n, sessions = sessions, bytes = boxes and bytes,
-               pooled = pooled, ms = math.floor((loop.now() - started) * 1000 + 0.5),
+               pooled = pooled, ms = math.floor((sched.now() - started) * 1000 + 0.5),
                error = not boxes and bytes.message or nil})
   if not boxes then return nil, bytes end
   return boxes

@@ -57,7 +57,7 @@ local events = require "luagent.events"
 local context = require "luagent.context"
 local fs = require "luagent.fs"
 local json = require "luagent.json"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local sys = require "luagent.sys"
 local packing = require "luagent.sandbox.packing"
 local recovery = require "luagent.sandbox.recovery"
@@ -338,7 +338,7 @@ end
 local function start_pass(self)
   local upto = self.wanted
   local at = {turn = self.turn, command = self.commands}
-  self.task = loop.spawn(function()
+  self.task = sched.spawn(function()
     local ok, done, err = pcall(self._pass, self, at)
     self.task, self.done = nil, math.max(self.done, upto)
     if not ok then

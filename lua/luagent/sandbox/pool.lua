@@ -34,7 +34,7 @@
 -- drained (its run's end, an error, Ctrl-C: exit hooks) and, after a crash,
 -- by the next sweep (their owner is dead).
 local errors = require "luagent.errors"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local sys = require "luagent.sys"
 local engines = require "luagent.sandbox.engine_set"
 local handle = require "luagent.handle"
@@ -138,7 +138,7 @@ local function fill_one(p)
   local ok, session, err = pcall(start_one, p)
   if not ok then session, err = nil, errors.from(session) end
   p.starting = p.starting - 1
-  if loop.cancelled() then p.stopped = true end -- only the process stopping cancels a start (Ctrl-C)
+  if sched.cancelled() then p.stopped = true end -- only the process stopping cancels a start (Ctrl-C)
   if session and p.closed then
     session:remove()
   elseif session then
@@ -156,7 +156,7 @@ end
 
 local function track(p, fn, ...)
   local task
-  task = loop.spawn_in(nil, function(...)
+  task = sched.spawn_in(nil, function(...)
     local result = fn(...)
     p.tasks[task] = nil
     return result
@@ -290,7 +290,7 @@ function Pool:_drain()
   self:_settle() -- each start removes what it made
   local removals = {}
   for i, session in ipairs(self.ready) do
-    removals[i] = loop.spawn(function() return session:remove() end)
+    removals[i] = sched.spawn(function() return session:remove() end)
   end
   self.ready = {}
   local failure
@@ -302,7 +302,7 @@ function Pool:_drain()
   if self.stopped then
     -- a start cancelled by Ctrl-C had its create request cut at our end; the
     -- engine may still be making that container: look again once it is done
-    pcall(loop.sleep, STRAY_RECHECK)
+    pcall(sched.sleep, STRAY_RECHECK)
     self:_strays()
   end
   if failure then return nil, errors.wrap(failure, "a session of the sandbox pool could not be removed") end
@@ -317,7 +317,7 @@ function Pool:close()
       if list[i] == self then table.remove(list, i) end
     end
     if list and #list == 0 then open_pools[self.key] = nil end
-    self.draining = loop.spawn(function() return self:_drain() end)
+    self.draining = sched.spawn(function() return self:_drain() end)
   end
   return self.draining:wait()
 end

@@ -16,7 +16,7 @@
 -- the pipe: the supervisor holds at most one chunk per process.
 local command = require "luagent.sandbox.command"
 local errors = require "luagent.errors"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local secrets = require "luagent.secrets"
 
 local process = {}
@@ -31,7 +31,7 @@ Process.__index = Process
 
 function process.new(session, ex, job, text)
   return setmetatable({session = session, ex = ex, job = job, id = job.id, command = text, closed = false,
-                       started = loop.now(), stdin = job.stdin == true, stdin_tail = ""}, Process)
+                       started = sched.now(), stdin = job.stdin == true, stdin_tail = ""}, Process)
 end
 
 function Process:__tostring()
@@ -93,7 +93,7 @@ function Process:wait(seconds)
     return errors.fail("timeout", ("%s still runs after %s s"):format(tostring(self), tostring(seconds)))
   end
   self.ended = true
-  self.result = command.result(self.ex:result(self.job), loop.now() - self.started)
+  self.result = command.result(self.ex:result(self.job), sched.now() - self.started)
   return self.result
 end
 
@@ -149,7 +149,7 @@ end
 -- a write is never cut by another one, nor by its caller's cancellation.
 function Process:_in_turn(fn)
   local before = self.stdin_last
-  local turn = loop.spawn(function()
+  local turn = sched.spawn(function()
     if before then before:wait() end
     return fn()
   end)
@@ -200,7 +200,7 @@ function Process:close()
   if not self.ended and not self.session.closing and self.ex:alive() then
     local ex, job = self.ex, self.job
     ex:kill(job)
-    loop.spawn(function() -- its end is read, so the channel forgets it
+    sched.spawn(function() -- its end is read, so the channel forgets it
       if pcall(ex.wait, ex, job, 10) then pcall(ex.result, ex, job) end
     end)
   end

@@ -23,7 +23,7 @@
 --   recovery.closed_error(session) -> err          kind closed: the session is closing
 --   recovery.await(task) -> its results        a cancellation it ended with is raised, never returned
 local errors = require "luagent.errors"
-local loop = require "luagent.loop"
+local sched = require "luagent.sched"
 local fs = require "luagent.fs"
 local supervisor = require "luagent.sandbox.supervisor"
 
@@ -72,12 +72,12 @@ function recovery.engine_lost(client)
 end
 
 function recovery.wait_engine(session, seconds)
-  local deadline = loop.now() + seconds
+  local deadline = sched.now() + seconds
   while true do
     local lost = recovery.engine_lost(session.client)
     if not lost then return true end
-    if loop.now() >= deadline or session.closing then return nil, lost end
-    loop.sleep(math.min(POLL, deadline - loop.now()))
+    if sched.now() >= deadline or session.closing then return nil, lost end
+    sched.sleep(math.min(POLL, deadline - sched.now()))
   end
 end
 
@@ -117,7 +117,7 @@ local function restart(session)
     end
     last_err = recovery.engine_lost(session.client) or err
     if session.closing or last_err.kind == "docker_unreachable" then break end
-    loop.sleep(0.2 * attempt) -- e.g. the container was still stopping
+    sched.sleep(0.2 * attempt) -- e.g. the container was still stopping
   end
   return nil, last_err
 end
@@ -169,7 +169,7 @@ function recovery.recover(session, dead, why, running)
   local r = session.recovery
   if not (r and r.dead == dead and not r.failed) then
     r = {dead = dead}
-    r.task = loop.spawn(function() return restart(session) end)
+    r.task = sched.spawn(function() return restart(session) end)
     session.recovery = r
   end
   local what, err = recovery.await(r.task)

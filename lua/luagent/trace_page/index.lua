@@ -24,8 +24,9 @@ local f = require "luagent.trace_page.format"
 local index = {}
 
 local function agent_key(ev)
-  if ev.agent == nil and ev.run == nil then return nil end
-  return tostring(ev.run or "") .. "\0" .. tostring(ev.agent or "")
+  local agent_run = ev.agent_run or ev.run -- run: its name in traces written before
+  if ev.agent == nil and agent_run == nil then return nil end
+  return tostring(agent_run or "") .. "\0" .. tostring(ev.agent or "")
 end
 
 -- The system prompt of a model request body (Chat Completions, Responses or Anthropic), or nil.

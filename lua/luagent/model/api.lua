@@ -1,4 +1,4 @@
--- luagent.model.provider: what a provider module is. luagent.model.openai
+-- luagent.model.api: what a provider module is. luagent.model.openai
 -- (Chat Completions and every compatible server), luagent.model.responses
 -- (OpenAI Responses) and luagent.model.anthropic (Messages) each return one
 -- table of this shape; model.new(provider, opts) makes a model of it, and
@@ -40,17 +40,17 @@ local errors = require "luagent.errors"
 local events = require "luagent.events"
 local families = require "luagent.model.families"
 
-local provider = {}
+local api = {}
 
 local FIELDS = {name = "string", path = "string", default_base_url = "string", needs_key = "function",
                 headers = "function", body = "function", parse = "function", stream = "function"}
 
 -- Raises naming a field the provider table lacks (misuse, e.g. in a recipe's own provider).
-function provider.check(p, level)
-  if type(p) ~= "table" then error("model.new: the provider must be a table (see luagent.model.provider)", level + 1) end
+function api.check(p, level)
+  if type(p) ~= "table" then error("model.new: the provider must be a table (see luagent.model.api)", level + 1) end
   for field, kind in pairs(FIELDS) do
     if type(p[field]) ~= kind then
-      error(("model.new: the provider %s has no %s %s (see luagent.model.provider)"):format(
+      error(("model.new: the provider %s has no %s %s (see luagent.model.api)"):format(
         tostring(p.name), kind, field), level + 1)
     end
   end
@@ -59,7 +59,7 @@ end
 
 -- Says `message` once per model and `key` (a setting left out, an unknown
 -- model): a model_note event (the live view and the trace show it).
-function provider.note_once(m, key, message)
+function api.note_once(m, key, message)
   m.noted = m.noted or {}
   if m.noted[key] then return end
   m.noted[key] = true
@@ -68,29 +68,29 @@ function provider.note_once(m, key, message)
 end
 
 -- The effective reasoning effort of an OpenAI request: the model's setting, else the table's default.
-function provider.effort(m)
+function api.effort(m)
   local r = type(m.reasoning) == "table" and m.reasoning or {}
   return r.effort or (m.family and m.family.default_effort)
 end
 
 -- Sampling parameters (temperature) the model refuses at this effort are
 -- left out, with one note saying so.
-function provider.sampling(m, req, body, effort)
+function api.sampling(m, req, body, effort)
   local temperature = req.temperature or m.temperature
   if temperature == nil then return end
   if families.takes_sampling(m.family, effort) then
     body.temperature = temperature
     return
   end
-  provider.note_once(m, "temperature", ("temperature %s was left out: %s takes no sampling parameters %s")
+  api.note_once(m, "temperature", ("temperature %s was left out: %s takes no sampling parameters %s")
     :format(tostring(temperature), m.model, m.family and m.family.sampling == "without_reasoning"
       and ("while it reasons (reasoning effort %s; only \"none\" takes them)"):format(tostring(effort))
       or "(a reasoning model)"))
 end
 
 -- The error of an answer that cannot be understood.
-function provider.unexpected(why)
+function api.unexpected(why)
   return nil, errors.new("bad_response", "unexpected response: " .. why)
 end
 
-return provider
+return api

@@ -1,13 +1,15 @@
-/* lua_loop: luagent.loop, the Lua face of the scheduler (sched.c).
+/* lua_sched: luagent.sched, the Lua face of the scheduler (sched.c): tasks
+ * over the event loop (src/core/loop.c, which is only the loop). Its old name,
+ * luagent.loop, still loads it for one release.
  *
- *   loop.spawn(fn, ...)   -> task          run fn(...) concurrently
- *   loop.sleep(seconds)   yield to other tasks for that long
- *   loop.yield()          let other ready tasks run
- *   loop.now()            monotonic seconds
- *   loop.current()        -> task | nil    the task running now
- *   loop.context()        -> value | nil   the running task's context
- *   loop.spawn_in(ctx, fn, ...) -> task    run fn(...) with context ctx
- *   loop.cancelled()      -> err | nil     the running task was asked to stop
+ *   sched.spawn(fn, ...)   -> task          run fn(...) concurrently
+ *   sched.sleep(seconds)   yield to other tasks for that long
+ *   sched.yield()          let other ready tasks run
+ *   sched.now()            monotonic seconds
+ *   sched.current()        -> task | nil    the task running now
+ *   sched.context()        -> value | nil   the running task's context
+ *   sched.spawn_in(ctx, fn, ...) -> task    run fn(...) with context ctx
+ *   sched.cancelled()      -> err | nil     the running task was asked to stop
  *                                          (Ctrl-C, SIGTERM, task:cancel()): its
  *                                          "cancelled" error, even after a wait
  *                                          raised it once and it was caught
@@ -19,7 +21,7 @@
  *   tostring(task)        "task 3 (waiting)", "task 3 (closed)"
  *
  * A task handle follows the handle rule: `close` is idempotent and bound to
- * __close too, so `local t <close> = loop.spawn(f)` stops f when the scope
+ * __close too, so `local t <close> = sched.spawn(f)` stops f when the scope
  * ends; wait, cancel and status on a closed handle raise "task is closed".
  * Its __gc only frees memory: it never cancels or resumes anything (the
  * scheduler keeps an unfinished task's handle alive anyway). Closing does
@@ -192,7 +194,7 @@ static const luagent_handle_class TASK = {.name = SCHED_TASK_CLASS,
                                           .close = l_task_close,
                                           .tostring = l_task_tostring};
 
-int luaopen_luagent_loop(lua_State *L) {
+int luaopen_luagent_sched(lua_State *L) {
   static const luaL_Reg funcs[] = {{"spawn", l_spawn},       {"spawn_in", l_spawn_in}, {"sleep", l_sleep},
                                    {"yield", l_yield},       {"now", l_now},           {"current", l_current},
                                    {"context", l_context},   {"cancelled", l_cancelled},
