@@ -443,15 +443,24 @@ function Box:python(code, opts)
 end
 
 -- box:put(path, data [, {mode}]) -> true | nil, err
+-- One file's way in or out, traced: which path served it (the supervisor,
+-- or the engine's archive endpoint) and how long it took.
+local function emit_file(self, op, name, bytes, started, via, err)
+  events.emit({type = "sandbox_file", session = self.session, op = op, path = name, bytes = bytes, via = via,
+               duration = sched.now() - started, error = err and err.message})
+end
+
 function Box:put(path, data, opts)
   local name = workspace_name(path, 2)
   if type(data) ~= "string" then error("box:put(path, data): data must be a string", 2) end
   refuse_secret(data, "box:put " .. path, 2)
   local err = closed(self)
   if err then return nil, err end
-  local session = self._session
-  if session.put_file then return session:put_file(name, data, opts and opts.mode) end
-  return session:put({{name = name, data = data, mode = opts and opts.mode}})
+  local started = sched.now()
+  local ok, via
+  ok, err, via = self._session:put_file(name, data, opts and opts.mode)
+  emit_file(self, "put", name, #data, started, via, err)
+  return ok, err
 end
 
 -- box:get(path [, {max_bytes}]) -> content | nil, err
@@ -459,8 +468,10 @@ function Box:get(path, opts)
   local name = workspace_name(path, 2)
   local err = closed(self)
   if err then return nil, err end
-  local content
-  content, err = self._session:read_file(name, opts)
+  local started = sched.now()
+  local content, via
+  content, err, via = self._session:read_file(name, opts)
+  emit_file(self, "get", name, content and #content, started, via, err)
   if content == nil and err.kind == "not_found" then
     err = errors.new("not_found", "no such file in the workspace: " .. name, {path = name, cause = err})
   end

@@ -76,6 +76,7 @@ function SandboxSession:put(entries) end
 ---@param opts {max_bytes?: integer}
 ---@return string? content
 ---@return luagent.Error? err
+---@return "supervisor"|"archive" via which way it came (traced as sandbox_file events)
 function SandboxSession:read_file(name, opts) end
 
 ---One file into the workspace (box:put).
@@ -84,6 +85,7 @@ function SandboxSession:read_file(name, opts) end
 ---@param mode? integer
 ---@return true? ok
 ---@return luagent.Error? err
+---@return "supervisor"|"archive" via which way it went
 function SandboxSession:put_file(name, data, mode) end
 
 ---A file or folder of the workspace into a host folder, safely.

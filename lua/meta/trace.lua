@@ -10,7 +10,8 @@
 -- luacheck: ignore 212 241  (declarations: arguments unused, classes never read)
 
 ---One event of a run (see luagent.events): model_request, model_response,
----agent_turn, tool_call, tool_result, sandbox_exec, run_start, run_end, ...
+---agent_turn, tool_call, tool_result, sandbox_exec, sandbox_file (one file in or out: op "put" or
+---"get", path, bytes, duration, via "supervisor" or "archive"), run_start, run_end, ...
 ---@class luagent.Event
 ---@field type string
 ---@field time number? wall-clock seconds

@@ -31,6 +31,19 @@ t.test("a get and a put are one supervisor request each, not an engine archive c
   t.eq(requests(box, function() t.eq(box:get("one.txt"), "one\n") end), 1)
 end)
 
+t.test("a session's first file operation, before any command, goes through the supervisor", function()
+  local seen = {}
+  local sub = luagent.events.subscribe(function(ev) if ev.type == "sandbox_file" then seen[#seen + 1] = ev end end)
+  local fresh <close> = assert(sandbox.open{memory = "256m"})
+  assert(fresh:put("first.txt", "first\n"))
+  t.eq(fresh:get("first.txt"), "first\n")
+  luagent.events.unsubscribe(sub)
+  t.eq(#seen, 2, "a sandbox_file event each")
+  t.eq(seen[1].op, "put"); t.eq(seen[1].via, "supervisor", "the put waited for serve, not the archive endpoint")
+  t.eq(seen[2].op, "get"); t.eq(seen[2].via, "supervisor")
+  t.eq(seen[1].bytes, 6); t.eq(seen[1].path, "first.txt")
+end)
+
 t.test("a symlink in the path, or as the file, is refused and never followed", function()
   ok_exec(box, "mkdir -p real && echo x > real/f && ln -sfn real linkdir && ln -sf real/f linkfile"
     .. " && ln -sf /etc/passwd passwd")

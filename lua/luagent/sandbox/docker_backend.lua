@@ -229,10 +229,15 @@ end
 -- ---- one file: through the supervisor (a round trip), or the engine's archive ----
 
 -- A single file goes through the supervisor's read and put (answered by
--- serve itself: ~1 ms where the archive endpoint costs ~40 ms) when its
--- supervisor is up; else (serve still starting, or gone) through the engine.
+-- serve itself: ~1 ms where the archive endpoint costs 40-180 ms). serve is
+-- started with the session (Session:start) and may still be coming up when
+-- the first file operation comes: that one waits for it, which costs less
+-- than the archive endpoint, and every later one finds it up. Only a
+-- supervisor that cannot start, or is gone, sends a file through the engine.
 function Session:_file_supervisor()
-  return not self.closing and not self.serving and self.supervisor ~= nil and self.supervisor:alive() == true
+  if self.closing then return false end
+  if self.serving then self:_ready() end
+  return not self.serving and self.supervisor ~= nil and self.supervisor:alive() == true
 end
 
 -- What serve's read and put say when they refuse: "<kind> <message>".
@@ -258,22 +263,25 @@ function Session:_file_op(op, job)
   return raw, err
 end
 
+-- content | nil, err; and which way it came: "supervisor" or "archive".
 function Session:read_file(name, opts)
   local max = opts and opts.max_bytes or 64 * 1024 * 1024
-  if not (self:_file_supervisor() and max >= 1) then
+  if not (max >= 1 and self:_file_supervisor()) then
     local content, err = engine_stream.read_file(self:_archive_options(self:_workspace_path(name),
       {max_bytes = max, timeout = 600}))
-    if content == nil then return nil, errors.from(err) end
-    return content
+    if content == nil then return nil, errors.from(err), "archive" end
+    return content, nil, "archive"
   end
   local path = self:_workspace_path(name)
   local raw, err = self:_file_op("read", {path = path, max_bytes = max})
-  if not raw then return nil, err end
-  if raw.exit_code ~= 0 or raw.failure then return nil, file_error(raw.failure or raw.stderr, "reading " .. path) end
-  if raw.truncated or #raw.stdout > max then
-    return nil, errors.new("too_large", ("reading %s: the file is larger than %d bytes"):format(path, max))
+  if not raw then return nil, err, "supervisor" end
+  if raw.exit_code ~= 0 or raw.failure then
+    return nil, file_error(raw.failure or raw.stderr, "reading " .. path), "supervisor"
   end
-  return raw.stdout
+  if raw.truncated or #raw.stdout > max then
+    return nil, errors.new("too_large", ("reading %s: the file is larger than %d bytes"):format(path, max)), "supervisor"
+  end
+  return raw.stdout, nil, "supervisor"
 end
 
 -- session:put_file(name, data [, mode]) -> true | nil, err: one file, whole
@@ -282,14 +290,17 @@ end
 local PUT_MAX = 64 * 1024 * 1024 - 1 -- one request field at most (src/core/supervisor_proto.h)
 
 function Session:put_file(name, data, mode)
-  if not self:_file_supervisor() or #data > PUT_MAX then return self:put({{name = name, data = data, mode = mode}}) end
+  if #data > PUT_MAX or not self:_file_supervisor() then
+    local ok, err = self:put({{name = name, data = data, mode = mode}})
+    return ok, err, "archive"
+  end
   local path = self:_workspace_path(name)
   local raw, err = self:_file_op("put", {path = path, data = data, mode = mode})
-  if not raw then return nil, err end
+  if not raw then return nil, err, "supervisor" end
   if raw.exit_code ~= 0 or raw.failure then
-    return nil, file_error(raw.failure or raw.stderr, "staging " .. name .. " into the sandbox failed")
+    return nil, file_error(raw.failure or raw.stderr, "staging " .. name .. " into the sandbox failed"), "supervisor"
   end
-  return true
+  return true, nil, "supervisor"
 end
 
 -- A snapshot is extracted safely on the host first (refusing what could
