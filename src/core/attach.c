@@ -186,8 +186,7 @@ docker_attach *docker_attach_start(loop *lp, const attach_target *target, const 
   }
   char label[PATH_MAX + 64];
   snprintf(label, sizeof label, "the Docker engine at %s", a->engine);
-  rawconn_target rt = {.url = target->url, .unix_socket = target->unix_socket, .insecure = target->insecure,
-                       .ca_file = target->ca_file, .cert_file = target->cert_file, .key_file = target->key_file,
+  rawconn_target rt = {.url = target->url, .unix_socket = target->unix_socket, .tls = target->tls,
                        .connect_timeout = target->connect_timeout, .keepalive = 1, .label = label};
   a->conn = rawconn_start(lp, &rt, &RAWCONN_CALLBACKS, a, err, errlen);
   if (!a->conn || rawconn_write(a->conn, request.data, request.len) != 0) {

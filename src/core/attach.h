@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "http.h"
 #include "loop.h"
 
 /* Where the engine is: the fields of a streaming call's options. */
@@ -22,8 +23,7 @@ typedef struct attach_target {
   const char *url;           /* http(s)://host[:port]/vX/exec/ID/start: the request's path, and where
                                 to connect when there is no unix_socket */
   const char *unix_socket;   /* connect through this socket instead */
-  int insecure;              /* do not verify the engine's TLS certificate */
-  const char *ca_file, *cert_file, *key_file;
+  http_tls tls;             /* TLS options (https:// urls) */
   double connect_timeout;    /* connect + TLS handshake, seconds; 0: 10 */
 } attach_target;
 

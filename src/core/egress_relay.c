@@ -566,7 +566,7 @@ int egress_conn_connect(egress_conn *c, const egress_upstream *u, char *err, siz
   rawconn_target t = {0};
   t.url = url;
   t.resolve = resolve[0] ? resolve : NULL;
-  t.ca_file = u->ca_file;
+  t.tls.ca_file = u->ca_file;
   t.connect_timeout = u->timeout > 0 ? u->timeout : 10;
   t.label = u->label;
   t.vet = vet_address;

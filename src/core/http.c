@@ -169,14 +169,23 @@ static int set_body(http_xfer *x, const http_request *req, char *err, size_t err
   return 0;
 }
 
-void http_set_tls(CURL *e, int insecure, const char *ca_file, const char *cert_file, const char *key_file) {
-  if (insecure) {
+/* PEM text as a curl blob (copied by curl: the text may go after the call). */
+static void set_blob(CURL *e, CURLoption option, const char *pem) {
+  struct curl_blob blob = {(void *)pem, strlen(pem), CURL_BLOB_COPY};
+  curl_easy_setopt(e, option, &blob);
+}
+
+void http_set_tls(CURL *e, const http_tls *tls) {
+  if (tls->insecure) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
   }
-  if (ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, ca_file);
-  if (cert_file) curl_easy_setopt(e, CURLOPT_SSLCERT, cert_file);
-  if (key_file) curl_easy_setopt(e, CURLOPT_SSLKEY, key_file);
+  if (tls->ca_file) curl_easy_setopt(e, CURLOPT_CAINFO, tls->ca_file);
+  if (tls->cert_file) curl_easy_setopt(e, CURLOPT_SSLCERT, tls->cert_file);
+  if (tls->key_file) curl_easy_setopt(e, CURLOPT_SSLKEY, tls->key_file);
+  if (tls->ca_pem) set_blob(e, CURLOPT_CAINFO_BLOB, tls->ca_pem);
+  if (tls->cert_pem) set_blob(e, CURLOPT_SSLCERT_BLOB, tls->cert_pem);
+  if (tls->key_pem) set_blob(e, CURLOPT_SSLKEY_BLOB, tls->key_pem);
 }
 
 static void set_options(http_xfer *x, const http_request *req) {
@@ -194,7 +203,7 @@ static void set_options(http_xfer *x, const http_request *req) {
   if (req->timeout > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
   if (req->connect_timeout > 0)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(req->connect_timeout * 1000));
-  http_set_tls(e, req->insecure, req->ca_file, req->cert_file, req->key_file);
+  http_set_tls(e, &req->tls);
   if (req->decompress) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
   /* no "Expect: 100-continue" round trip before a body */
   x->headers = curl_slist_append(x->headers, "Expect:");

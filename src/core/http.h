@@ -29,6 +29,16 @@ typedef struct http_source {
   long long length; /* -1: unknown (sent chunked) */
 } http_source;
 
+/* TLS: how a peer is verified and who we are to it. The CA, certificate
+ * and key are PEM, each given as a file or as text held in memory (a
+ * kubeconfig's *-data fields: never written to disk); NULL: curl's default
+ * (the system's CAs, no client certificate). insecure skips the peer checks. */
+typedef struct http_tls {
+  int insecure;
+  const char *ca_file, *cert_file, *key_file;
+  const char *ca_pem, *cert_pem, *key_pem;
+} http_tls;
+
 typedef struct http_request {
   const char *method;            /* default GET */
   const char *url;
@@ -43,8 +53,7 @@ typedef struct http_request {
   double idle_timeout;           /* no byte received for this long once the response began
                                     (the wait for it is `timeout`'s; a paused transfer's
                                     time does not count); 0: none */
-  int insecure;                  /* do not verify TLS peers */
-  const char *ca_file, *cert_file, *key_file;
+  http_tls tls;                  /* how the peer is verified, and our certificate */
   int decompress;                /* accept and decode gzip/deflate/br */
   size_t max_body;               /* in-memory body cap; 0: none */
   int sink_success_only;         /* a non-2xx body goes to memory (http_body), not the sink */
@@ -82,9 +91,8 @@ const char *http_header(const http_xfer *x, const char *name);
 double http_elapsed(const http_xfer *x);
 
 /* Sets a curl handle's TLS options as a request's are set (the one place
- * that does, for http_start and docker_attach_start): insecure skips the
- * peer checks; the files are PEM (NULL: curl's defaults). */
-void http_set_tls(CURL *e, int insecure, const char *ca_file, const char *cert_file, const char *key_file);
+ * that does, for http_start, rawconn and so the attaches). */
+void http_set_tls(CURL *e, const http_tls *tls);
 /* The failure kind (a luagent.errors kind: timeout, connect, tls, network,
  * aborted, io, bad_url, protocol) of a curl result; NULL for CURLE_OK. */
 const char *http_curl_kind(CURLcode rc);

@@ -328,7 +328,7 @@ static int set_curl_options(rawconn *c, const rawconn_target *t) {
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket_cb);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, c);
   }
-  http_set_tls(e, t->insecure, t->ca_file, t->cert_file, t->key_file);
+  http_set_tls(e, &t->tls);
   curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
   curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
   curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
@@ -336,12 +336,24 @@ static int set_curl_options(rawconn *c, const rawconn_target *t) {
   return 0;
 }
 
+/* How a message names where a PEM came from. */
+static void pem_source(buf *out, const char *what, const char *file, const char *pem, const char *neither) {
+  if (file) buf_printf(out, "%s file %s", what, file);
+  else buf_printf(out, "%s %s", what, pem ? "given as PEM text" : neither);
+}
+
 /* The TLS files messages mention. */
 static void describe_tls(rawconn *c, const rawconn_target *t) {
   c->tls = strncmp(t->url, "https://", 8) == 0;
-  if (!t->unix_socket && (t->ca_file || t->cert_file || t->key_file))
-    buf_printf(&c->tls_files, " (CA file %s, certificate %s, key %s)", t->ca_file ? t->ca_file : "the system's",
-               t->cert_file ? t->cert_file : "none", t->key_file ? t->key_file : "none");
+  const http_tls *k = &t->tls;
+  if (!t->unix_socket && (k->ca_file || k->cert_file || k->key_file || k->ca_pem || k->cert_pem))
+  {
+    buf_append_str(&c->tls_files, " (");
+    pem_source(&c->tls_files, "CA", k->ca_file, k->ca_pem, "the system's");
+    pem_source(&c->tls_files, ", certificate", k->cert_file, k->cert_pem, "none");
+    pem_source(&c->tls_files, ", key", k->key_file, k->key_pem, "none");
+    buf_append_str(&c->tls_files, ")");
+  }
 }
 
 rawconn *rawconn_start(loop *lp, const rawconn_target *target, const rawconn_callbacks *cb, void *ctx, char *err,

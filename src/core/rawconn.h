@@ -12,13 +12,13 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "http.h"
 #include "loop.h"
 
 typedef struct rawconn_target {
   const char *url;         /* http://host[:port] (TCP) or https://host[:port] (TLS, verified) */
   const char *unix_socket; /* connect through this socket instead */
-  int insecure;            /* do not verify the peer's certificate */
-  const char *ca_file, *cert_file, *key_file;
+  http_tls tls;             /* TLS options (https:// urls) */
   double connect_timeout;  /* connect + TLS handshake, seconds; 0: 10 */
   int keepalive;           /* TCP keepalive (30 s idle): a peer that vanishes is noticed */
   const char *resolve;     /* "host:port:address": connect there for that name (curl's --resolve) */

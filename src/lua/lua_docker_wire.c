@@ -92,10 +92,7 @@ attach_target lwire_attach_target(lua_State *L) {
   const char *path = opt_string(L, 1, "path", NULL, NULL);
   luaL_argcheck(L, t.url || (path && t.unix_socket), 1, "option 'url' (or 'unix_socket' and 'path') is required");
   if (!t.url) t.url = lua_pushfstring(L, "http://localhost%s", path);
-  t.insecure = opt_boolean(L, 1, "insecure", 0);
-  t.ca_file = opt_string(L, 1, "ca_file", NULL, NULL);
-  t.cert_file = opt_string(L, 1, "cert_file", NULL, NULL);
-  t.key_file = opt_string(L, 1, "key_file", NULL, NULL);
+  lhttp_read_tls(L, 1, &t.tls);
   t.connect_timeout = opt_number(L, 1, "connect_timeout", 0);
   return t;
 }

@@ -2,7 +2,8 @@
  *
  *   http.request{method, url, headers = {name = value}, body, body_file,
  *                timeout, connect_timeout, idle_timeout, unix_socket,
- *                insecure, ca_file, cert_file, key_file, decompress,
+ *                insecure, ca_file, cert_file, key_file (or ca_pem, cert_pem,
+ *                key_pem: the PEM text itself), decompress,
  *                max_body, on_chunk = function(chunk) ... end}
  *     -> {status, headers = {lower-case name = value}, body, elapsed}
  *      | nil, err   err.kind: timeout | connect | tls | network | protocol |
@@ -247,6 +248,16 @@ static int request_k(lua_State *L, int status, lua_KContext ctx) {
   return finish_request(L, r);
 }
 
+void lhttp_read_tls(lua_State *L, int idx, http_tls *tls) {
+  tls->insecure = opt_boolean(L, idx, "insecure", 0);
+  tls->ca_file = opt_string(L, idx, "ca_file", NULL, NULL);
+  tls->cert_file = opt_string(L, idx, "cert_file", NULL, NULL);
+  tls->key_file = opt_string(L, idx, "key_file", NULL, NULL);
+  tls->ca_pem = opt_string(L, idx, "ca_pem", NULL, NULL);
+  tls->cert_pem = opt_string(L, idx, "cert_pem", NULL, NULL);
+  tls->key_pem = opt_string(L, idx, "key_pem", NULL, NULL);
+}
+
 void lhttp_read_options(lua_State *L, int idx, http_request *req) {
   memset(req, 0, sizeof *req);
   req->url = opt_string(L, idx, "url", NULL, NULL);
@@ -258,10 +269,7 @@ void lhttp_read_options(lua_State *L, int idx, http_request *req) {
   req->timeout = opt_number(L, idx, "timeout", 0);
   req->connect_timeout = opt_number(L, idx, "connect_timeout", 0);
   req->idle_timeout = opt_number(L, idx, "idle_timeout", 0);
-  req->insecure = opt_boolean(L, idx, "insecure", 0);
-  req->ca_file = opt_string(L, idx, "ca_file", NULL, NULL);
-  req->cert_file = opt_string(L, idx, "cert_file", NULL, NULL);
-  req->key_file = opt_string(L, idx, "key_file", NULL, NULL);
+  lhttp_read_tls(L, idx, &req->tls);
   req->decompress = opt_boolean(L, idx, "decompress", req->unix_socket == NULL);
   req->max_body = (size_t)opt_integer(L, idx, "max_body", 0);
 }

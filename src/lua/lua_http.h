@@ -15,6 +15,9 @@
  * request object lhttp_perform creates, so call this through lhttp_perform's
  * `prepare` step, or pass headers = NULL. */
 void lhttp_read_options(lua_State *L, int idx, http_request *req);
+/* The TLS options of the table at idx (insecure, ca_file, cert_file,
+ * key_file, ca_pem, cert_pem, key_pem); the strings stay the table's. */
+void lhttp_read_tls(lua_State *L, int idx, http_tls *tls);
 
 /* The first member of a handle that owns one lhttp_perform transfer (an
  * archive job). Its class's close, once luagent_handle_release said so,

@@ -279,8 +279,8 @@ static void tls_without_its_ca_file(void) {
   int fd = listen_tcp(&port, 0);
   char url[128];
   snprintf(url, sizeof url, "https://127.0.0.1:%d/v1.41/exec/abc/start", port);
-  seen s = failing(&(attach_target){.url = url, .ca_file = "/nonexistent/luagent-ca.pem",
-                                    .cert_file = "/nonexistent/cert.pem", .key_file = "/nonexistent/key.pem"});
+  seen s = failing(&(attach_target){.url = url, .tls.ca_file = "/nonexistent/luagent-ca.pem",
+                                    .tls.cert_file = "/nonexistent/cert.pem", .tls.key_file = "/nonexistent/key.pem"});
   close(fd);
   CHECK_STR(s.kind, "tls");
   CHECK(strstr(s.why, "TLS with the Docker engine at tcp://127.0.0.1:") != NULL);
