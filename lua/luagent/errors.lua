@@ -48,10 +48,13 @@ errors.KINDS = {
   bad_response = {retry = false, about = "the provider's answer could not be understood (bad JSON, a cut stream)"},
   invalid_output = {retry = false, about = "a structured answer that does not match its schema; err.errors says where"},
   replay_mismatch = {retry = false, about = "a replayed run made a request the recording does not have"},
-  -- Docker and sandboxes
+  -- Docker, Kubernetes and sandboxes
   docker = {retry = false, about = "the Docker engine refused or failed a call; the message has its words"},
   docker_unreachable = {retry = true, about = "the Docker engine does not answer at its socket or address"},
-  capacity = {retry = true, about = "every Docker engine holds as many sessions as its capacity (URL#N) allows"},
+  capacity = {retry = true, about = "every engine holds as many sessions as its capacity (URL#N) allows, or a "
+    .. "Kubernetes cluster has no node with room for the pod (the message has the scheduler's words)"},
+  kubernetes = {retry = false, about = "the Kubernetes API server refused or failed a call; the message has its words"},
+  cluster_unreachable = {retry = true, about = "the Kubernetes API server does not answer at its address"},
   conflict = {retry = false, about = "the engine says the object is in the wrong state (HTTP 409)"},
   supervisor_lost = {retry = true,
                      about = "the channel to a sandbox's supervisor ended (sessions report sandbox_restarted)"},

@@ -39,7 +39,9 @@
 ---| "replay_mismatch"    # a replayed run made a request the recording does not have
 ---| "docker"             # the Docker engine refused or failed a call; the message has its words
 ---| "docker_unreachable" # the Docker engine does not answer at its socket or address - retryable
----| "capacity" # every Docker engine holds as many sessions as its capacity (URL#N) allows - retryable
+---| "capacity" # every engine holds as many sessions as its capacity (URL#N) allows, or a Kubernetes cluster has no node with room for the pod (the message has the scheduler's words) - retryable
+---| "kubernetes" # the Kubernetes API server refused or failed a call; the message has its words
+---| "cluster_unreachable" # the Kubernetes API server does not answer at its address - retryable
 ---| "conflict"           # the engine says the object is in the wrong state (HTTP 409)
 ---| "supervisor_lost"    # the channel to a sandbox's supervisor ended (sessions report sandbox_restarted) - retryable
 ---| "sandbox_restarted"  # the sandbox's supervisor or container died; the session is back, its Python state lost
