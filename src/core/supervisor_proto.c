@@ -5,7 +5,6 @@
  * read past its end. */
 #include "supervisor_proto.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +151,10 @@ static int add_value(field_list *l, const sv_field_spec *f, const sv_value *v, c
   if (f->kind == SVF_FLAG) return v->flag ? add(l, f->tag, "", 0) : 0;
   if ((*why = bad_number(f->kind, v->number))) return -1;
   if (f->kind == SVF_SECONDS) {
-    long long ms = (long long)ceil(v->number * 1000);
+    /* rounded up, without libm (the supervisor links this file too) */
+    double exact = v->number * 1000;
+    long long ms = (long long)exact;
+    if ((double)ms < exact) ms++;
     return ms > 0 ? add_number(l, f->tag, ms) : 0;
   }
   return add_number(l, f->tag, (long long)v->number);
