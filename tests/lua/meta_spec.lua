@@ -40,6 +40,8 @@ local MODULES = {
   -- library's own helpers
   ["luagent.cache"] = {"cache.lua", "cache"},
   ["luagent.schema"] = {"schema.lua", "schema"},
+  -- low-level, a module of a folder: its own file, not of the LOW_LEVEL pattern
+  ["luagent.kube.config"] = {"kube_config.lua", "config"},
 }
 
 -- The low-level modules: lua/meta/<name>.lua each (---@meta luagent.<name>),
