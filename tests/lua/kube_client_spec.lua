@@ -188,6 +188,16 @@ t.test("a service account's token: its client works in its namespace, and is for
   t.ok(err.message:find(('User "system:serviceaccount:%s:spec-sa" cannot list resource "configmaps"'):format(NS),
     1, true), "the API server's words: " .. err.message)
   t.match(err.message, 'in the namespace "default"')
+  err = failed("kubernetes", "a watch outside its namespace",
+    sa_client:watch("/api/v1/namespaces/default/configmaps", nil, function() return true end, {timeout = 5}))
+  t.eq(err.status, 403); t.match(err.message, 'cannot watch resource "configmaps"')
+end)
+
+t.test("a token the API server does not know (401) is kind kubernetes, naming the credentials used", function()
+  local path = kubeconfig("bad-token.kubeconfig", ADMIN.server, CA_DATA, "    token: not-a-token")
+  local err = failed("kubernetes", "an unknown token", kube.connect(assert(config.load(nil, {env = {KUBECONFIG = path}}))))
+  t.eq(err.status, 401); t.match(err.message, "Unauthorized")
+  t.ok(err.message:find("token of user spec-user in " .. path, 1, true), "names the credentials: " .. err.message)
 end)
 
 t.test("an admin's stream options carry its client certificate and no Authorization", function()
