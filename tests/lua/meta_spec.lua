@@ -40,6 +40,9 @@ local MODULES = {
   -- library's own helpers
   ["luagent.cache"] = {"cache.lua", "cache"},
   ["luagent.schema"] = {"schema.lua", "schema"},
+  -- low-level, a module of a folder: its own file, not of the LOW_LEVEL pattern
+  ["luagent.kube.config"] = {"kube_config.lua", "config"},
+  ["luagent.kube.client"] = {"kube_client.lua", "kube"},
 }
 
 -- The low-level modules: lua/meta/<name>.lua each (---@meta luagent.<name>),
@@ -54,6 +57,7 @@ local CLASSES = {
   Box = "sandbox.lua", Process = "sandbox.lua", Model = "model.lua", Fallback = "model.lua", Scripted = "model.lua",
   Agent = "agent.lua", Policy = "retry.lua", Client = "engine_client.lua", Trace = "trace.lua", Cache = "cache.lua",
   RecipeRun = "run.lua", McpClient = "mcp.lua", McpToolList = "mcp.lua", Pool = "sandbox.lua",
+  KubeClient = "kube_client.lua",
 }
 -- classes that are not API: their methods need no annotation
 local INTERNAL = {

@@ -21,7 +21,7 @@ cli.FILES = {
   "cache.lua", "eval.lua", "checks.lua", "schema.lua", "mcp.lua",
   -- the low-level modules, one file each
   "sched.lua", "sys.lua", "events.lua", "run.lua", "manifest.lua", "tar.lua", "engine_client.lua", "engine_stream.lua",
-  "dates.lua", "process.lua", "context.lua", "http_head.lua",
+  "dates.lua", "process.lua", "context.lua", "http_head.lua", "kube_config.lua", "kube_client.lua",
   -- the contracts behind a box, for backends
   "sandbox_backend.lua",
 }
