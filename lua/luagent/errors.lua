@@ -51,8 +51,7 @@ errors.KINDS = {
   -- Docker, Kubernetes and sandboxes
   docker = {retry = false, about = "the Docker engine refused or failed a call; the message has its words"},
   docker_unreachable = {retry = true, about = "the Docker engine does not answer at its socket or address"},
-  capacity = {retry = true, about = "every engine holds as many sessions as its capacity (URL#N) allows, or a "
-    .. "Kubernetes cluster has no node with room for the pod (the message has the scheduler's words)"},
+  capacity = {retry = true, about = "no engine has room: each holds its capacity (URL#N), or no node of a cluster fits the pod"},
   kubernetes = {retry = false, about = "the Kubernetes API server refused or failed a call; the message has its words"},
   cluster_unreachable = {retry = true, about = "the Kubernetes API server does not answer at its address"},
   conflict = {retry = false, about = "the engine says the object is in the wrong state (HTTP 409)"},

@@ -5,7 +5,8 @@
 -- lua/meta/sandbox.lua; `luagent help sandboxes` says what they do.
 --
 -- This module is the part recipes see: it checks options, builds one session
--- spec and hands it to the backend (luagent.sandbox.docker_backend, a Docker engine:
+-- spec and hands it to a backend (luagent.sandbox.docker_backend on a Docker engine,
+-- luagent.sandbox.k8s_backend on a Kubernetes cluster:
 -- luagent.sandbox.engine_set picks which of the `engines`), and checks the
 -- arguments of the box's methods. Leftovers of crashed runs:
 -- luagent.sandbox.leftovers. Warm pools: luagent.sandbox.pool.
@@ -40,7 +41,6 @@ local fs = require "luagent.fs"
 local events = require "luagent.events"
 local sched = require "luagent.sched"
 local context = require "luagent.context"
-local backend = require "luagent.sandbox.docker_backend"
 local leftovers = require "luagent.sandbox.leftovers"
 local pools = require "luagent.sandbox.pool"
 local mirrors = require "luagent.sandbox.mirror"
@@ -143,7 +143,7 @@ local function from_pool(set, o, spec)
   local session = pools.take(key)
   if session or not o.pool or o.pool == 0 or pools.has(key) then return session end
   hook_default() -- drained by close_all
-  local made, err = pools.new{backend = backend, set = set, spec = spec, size = o.pool, key = key,
+  local made, err = pools.new{set = set, spec = spec, size = o.pool, key = key,
                               option = "sandbox.open: pool"}
   if not made then return nil, err end
   return nil
@@ -204,7 +204,7 @@ function sandbox.open(opts)
   if err then return nil, err end
   local pooled = session ~= nil
   if not session then
-    session, err = engines.create(set, backend, spec, {wait = o.capacity_wait})
+    session, err = engines.create(set, spec, {wait = o.capacity_wait})
     if not session then return nil, err end
   end
   local box = setmetatable({
@@ -272,7 +272,7 @@ function sandbox.pool(opts)
   engines.sweep(set)
   hook_default() -- close_all drains every pool, even one interrupted while it starts
   local warm
-  warm, err = pools.new{backend = backend, set = set, spec = pool_spec(session_spec(o, {})), size = opts.size,
+  warm, err = pools.new{set = set, spec = pool_spec(session_spec(o, {})), size = opts.size,
                         option = "sandbox.pool: size", wait = true}
   if not warm then return nil, err end
   context.current():at_exit(function() warm:close() end)
@@ -285,6 +285,7 @@ function sandbox.close_all()
   for r in pairs(open_boxes) do runs[#runs + 1] = r end
   for _, r in ipairs(runs) do close_boxes(r) end
   pools.drain_all()
+  if package.loaded["luagent.sandbox.k8s_lease"] then require("luagent.sandbox.k8s_lease").release_all() end
 end
 
 function Box:__tostring()

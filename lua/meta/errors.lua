@@ -39,7 +39,7 @@
 ---| "replay_mismatch"    # a replayed run made a request the recording does not have
 ---| "docker"             # the Docker engine refused or failed a call; the message has its words
 ---| "docker_unreachable" # the Docker engine does not answer at its socket or address - retryable
----| "capacity" # every engine holds as many sessions as its capacity (URL#N) allows, or a Kubernetes cluster has no node with room for the pod (the message has the scheduler's words) - retryable
+---| "capacity" # no engine has room: each holds its capacity (URL#N), or no node of a cluster fits the pod - retryable
 ---| "kubernetes" # the Kubernetes API server refused or failed a call; the message has its words
 ---| "cluster_unreachable" # the Kubernetes API server does not answer at its address - retryable
 ---| "conflict"           # the engine says the object is in the wrong state (HTTP 409)

@@ -22,6 +22,126 @@ local SandboxBackend = {}
 ---@return luagent.Error? err
 function SandboxBackend.create(client, spec) end
 
+---An engine kind: what luagent.sandbox.engine_set asks of a place sessions go — a Docker
+---engine (luagent.sandbox.docker_engine) or a Kubernetes cluster (luagent.sandbox.k8s_engine);
+---luagent.sandbox.engine_kinds picks one by the address. tests/lua/sandbox_backend_spec.lua
+---checks that each has every function below.
+---@class luagent.SandboxEngineKind
+---@field name "docker"|"k8s"
+---@field backend luagent.SandboxBackend the backend that makes its sessions
+---@field copy_image? fun(from: table, to: table, name: string): integer?, luagent.Error? images between two engines
+local SandboxEngineKind = {}
+
+---How messages name it: "the Docker engine at ADDRESS", "the Kubernetes cluster at ADDRESS".
+---@param address string
+---@return string
+function SandboxEngineKind.what(address) end
+
+---Connects (and checks that it answers) from an engine_config entry.
+---@param entry table
+---@return luagent.engine_client.Client? client
+---@return luagent.Error? err
+function SandboxEngineKind.connect(entry) end
+
+---The error saying it does not answer (docker_unreachable, cluster_unreachable).
+---@param address string
+---@param err luagent.Error why
+---@return luagent.Error
+function SandboxEngineKind.unreachable(address, err) end
+
+---An error when it does not answer a short call (a ping), else nil.
+---@param client table
+---@return luagent.Error?
+function SandboxEngineKind.lost(client) end
+
+---Has it the image (a cluster's nodes pull: always true)?
+---@param client table
+---@param name string
+---@return boolean
+function SandboxEngineKind.has_image(client, name) end
+
+---Its runtimes: {names = {sorted}, default = NAME|nil, gvisor = {NAME = true}}.
+---@param client table
+---@return table? runtimes
+---@return luagent.Error? err
+function SandboxEngineKind.runtimes(client) end
+
+---The config error for a runtime it lacks, saying how to add one.
+---@param address string
+---@param name string
+---@param have table its runtimes
+---@param from string the option that asked for it
+---@return luagent.Error
+function SandboxEngineKind.missing_runtime(address, name, have, from) end
+
+---Bytes of memory it has for sessions (0: not known).
+---@param client table
+---@return number? bytes
+---@return luagent.Error? err
+function SandboxEngineKind.memory(client) end
+
+---What doctor and `sandbox ls` say of it: {version, api, image = image.status | nil}.
+---@param client table
+---@param ref string the sandbox image
+---@return table
+function SandboxEngineKind.describe(client, ref) end
+
+---Every luagent sandbox it holds: {{id, name, state, status, image, created, labels, alive?}}.
+---@param client table
+---@return table[]? sandboxes
+---@return luagent.Error? err
+function SandboxEngineKind.sandboxes(client) end
+
+---Removes one of them (a sandboxes() row).
+---@param client table
+---@param c table
+---@return true? ok
+---@return luagent.Error? err
+function SandboxEngineKind.remove_sandbox(client, c) end
+
+---After a prune: what else it keeps for sessions (workspace volumes, Leases, rescue claims).
+---@param client table
+---@param all boolean
+---@param owner_alive fun(labels: table): boolean
+function SandboxEngineKind.prune_rest(client, all, owner_alive) end
+
+---Removes a pool's sessions that were never handed out.
+---@param client table
+---@param pool_id string
+---@param handed table<string, true> session ids handed out
+function SandboxEngineKind.pool_strays(client, pool_id, handed) end
+
+---Claims a leftover for a rescue: a lock, or nil and why (a string: another process has it).
+---@param client table
+---@param c table a sandboxes() row
+---@param labels table the rescuer's owner labels
+---@return any lock
+---@return string|luagent.Error|nil why
+function SandboxEngineKind.rescue_claim(client, c, labels) end
+
+---@param client table
+---@param lock any
+function SandboxEngineKind.rescue_release(client, lock) end
+
+---The leftover's object as the backend reads it.
+---@param client table
+---@param c table
+---@return table? info
+---@return luagent.Error? err
+function SandboxEngineKind.inspect(client, c) end
+
+---Does the leftover's workspace still hold what its commands wrote?
+---@param info table
+---@return boolean
+function SandboxEngineKind.workspace_kept(info) end
+
+---A session of the leftover (its supervisor started), for the rescue.
+---@param client table
+---@param info table
+---@param limits {max_extract: integer, max_extract_entries: integer}
+---@return luagent.SandboxSession
+function SandboxEngineKind.adopt(client, info, limits) end
+
 ---A job: what one command runs.
 ---@class luagent.SandboxJob
 ---@field argv string[] the command line
@@ -120,6 +240,12 @@ function SandboxSession:warm() end
 ---A warm pool's: still up and never used since warm.
 ---@return boolean
 function SandboxSession:alive() end
+
+---A warm pool's, where other processes could take the same session (a cluster's warm pod):
+---claims it for this process; false when another did first. Optional: a session without
+---it is this process's alone.
+---@return boolean
+function SandboxSession:claim() end
 
 ---A warm pool's: stages what the open that takes it asks (and what a restart stages again).
 ---@param staged table

@@ -157,7 +157,7 @@ t.test("an engine that does not answer: skipped with one line, and alone it is o
   none, err = sandbox.open(small({missing, "unix:///nonexistent/second.sock"}))
   t.eq(none, nil)
   t.eq(err.kind, "docker_unreachable")
-  t.match(err.message, "^no Docker engine %(sandbox%.open: engines%) answers: ")
+  t.match(err.message, "^no engine %(sandbox%.open: engines%) answers: ")
   t.match(err.message, "second%.sock")
 end)
 

@@ -56,12 +56,11 @@
 local errors = require "luagent.errors"
 local sched = require "luagent.sched"
 local sys = require "luagent.sys"
-local engine = require "luagent.engine_client"
-local image = require "luagent.image"
 local engine_config = require "luagent.sandbox.engine_config"
 local leftovers = require "luagent.sandbox.leftovers"
 local recovery = require "luagent.sandbox.recovery"
 local handle = require "luagent.handle"
+local kinds = require "luagent.sandbox.engine_kinds"
 
 local engines = {}
 
@@ -89,16 +88,17 @@ end
 
 -- ---- the set ----
 
--- An engine: how to connect (connect = engine.connect's options), its
--- client once connected, this process's sessions there (load), what is
+-- An engine: its kind (luagent.sandbox.engine_kinds: a Docker engine or a
+-- Kubernetes cluster), how to connect (connect: its engine_config entry),
+-- its client once connected, this process's sessions there (load), what is
 -- known of its images, and whether it is down.
-local function new_record(key, address, connect, client)
-  return {key = key, address = address, connect = connect, client = client, load = 0, images = {}, copying = {},
-          checked = client and sched.now() or 0}
+local function new_record(kind, key, address, connect, client)
+  return {kind = kind, key = key, address = address, connect = connect, client = client, load = 0, images = {},
+          copying = {}, checked = client and sched.now() or 0}
 end
 
-local function record(key, address, connect)
-  known[key] = known[key] or new_record(key, address, connect)
+local function record(kind, key, address, connect)
+  known[key] = known[key] or new_record(kind, key, address, connect)
   return known[key]
 end
 
@@ -106,7 +106,7 @@ local function entry_record(entry)
   local tls = entry.tls
   local tls_key = tls == nil and "env" or tls == false and "plain"
     or table.concat({tls.ca_file, tls.cert_file or "", tls.key_file or ""}, "|")
-  return record(entry.host .. "|" .. tls_key, entry.host, {host = entry.host, tls = tls, tls_from = entry.tls_from})
+  return record(kinds.of_entry(entry), entry.host .. "|" .. tls_key, entry.host, entry)
 end
 
 local function make_set(members, option)
@@ -118,7 +118,8 @@ local function make_set(members, option)
 end
 
 local function one(host)
-  return make_set({{engine = record((host or DEFAULT_SOCKET) .. "|env", host or DEFAULT_SOCKET, {host = host}),
+  return make_set({{engine = record(kinds.docker, (host or DEFAULT_SOCKET) .. "|env", host or DEFAULT_SOCKET,
+                                    {host = host}),
                     entry = {host = host or DEFAULT_SOCKET}}}, host and "docker_host" or "DOCKER_HOST")
 end
 
@@ -149,7 +150,8 @@ function engines.set(opts, option)
   option = option or "sandbox.open"
   if opts.engine then
     local address = opts.engine.endpoint.description
-    by_client[opts.engine] = by_client[opts.engine] or new_record("client:" .. address, address, nil, opts.engine)
+    by_client[opts.engine] = by_client[opts.engine]
+      or new_record(kinds.of_client(opts.engine), "client:" .. address, address, nil, opts.engine)
     local e = by_client[opts.engine]
     return make_set({{engine = e, entry = {host = e.address}}}, option .. ": engine")
   end
@@ -164,17 +166,18 @@ end
 
 -- ---- health ----
 
+local FATAL = {config = true, tls = true, docker = true, kubernetes = true}
+
 local function connect_error(e, err)
   err = errors.from(err)
-  if err.kind == "config" or err.kind == "tls" or err.kind == "docker" then
+  if FATAL[err.kind] then
     local from = e.connect and e.connect.tls_from
-    if from and err.kind ~= "docker" then err = errors.new(err.kind, ("%s (TLS: %s)"):format(err.message, from), err) end
+    if from and err.kind == "tls" or from and err.kind == "config" then
+      err = errors.new(err.kind, ("%s (TLS: %s)"):format(err.message, from), err)
+    end
     return err, true
   end
-  if not err.message:find(e.address, 1, true) then
-    err = errors.new("docker_unreachable", ("the Docker engine at %s does not answer: %s"):format(e.address, err.message),
-                     {endpoint = e.address, cause = err})
-  end
+  if not err.message:find(e.address, 1, true) then err = e.kind.unreachable(e.address, err) end
   return err, false
 end
 
@@ -188,9 +191,7 @@ end
 local function usable(e, force)
   if e.down and not force and sched.now() < e.down.retry_at then return nil, e.down.err end
   if not e.client then
-    e.connecting = e.connecting or sched.spawn(function()
-      return engine.connect{host = e.connect.host, tls = e.connect.tls}
-    end)
+    e.connecting = e.connecting or sched.spawn(function() return e.kind.connect(e.connect) end)
     local task = e.connecting
     local client, err = await(task)
     if e.connecting == task then e.connecting = nil end
@@ -203,14 +204,14 @@ local function usable(e, force)
     e.client = e.client or client
     e.address, e.checked = e.client.endpoint.description, sched.now()
   elseif e.down or sched.now() - e.checked > HEALTH then
-    local lost = recovery.engine_lost(e.client)
+    local lost = e.kind.lost(e.client)
     if lost then
       mark_down(e, lost)
       return nil, lost
     end
     e.checked = sched.now()
   end
-  if e.down and e.down.said then say(("the Docker engine at %s answers again"):format(e.address)) end
+  if e.down and e.down.said then say(("%s answers again"):format(e.kind.what(e.address))) end
   e.down = nil
   return e.client
 end
@@ -224,7 +225,7 @@ function engines.sweep(set)
     if not e.swept then
       local client = usable(e)
       if client then
-        leftovers.sweep(client)
+        leftovers.sweep(client, e.kind)
         e.swept = true
       end
     end
@@ -233,7 +234,7 @@ end
 
 function engines.lost(session, err)
   local e = session and session.engine_record
-  if e and err and err.kind == "docker_unreachable" then mark_down(e, err) end
+  if e and err and recovery.unreachable(err) then mark_down(e, err) end
 end
 
 -- ---- placement ----
@@ -242,9 +243,9 @@ local function has_image(e, name)
   local knows = e.images[name]
   if knows == true then return true end
   if knows and sched.now() < knows then return false end
-  local info = e.client:call("GET", "/images/" .. name .. "/json")
-  e.images[name] = info and true or sched.now() + NEGATIVE_FOR
-  return info ~= nil
+  local there = e.kind.has_image(e.client, name)
+  e.images[name] = there or sched.now() + NEGATIVE_FOR
+  return there
 end
 
 local function loads(set)
@@ -295,8 +296,7 @@ local function answering(set, skip)
   if #failures == 1 then return nil, failures[1] end
   local why = {}
   for i, err in ipairs(failures) do why[i] = err.message end
-  return errors.fail("docker_unreachable", ("no Docker engine (%s) answers: %s"):format(set.option,
-    table.concat(why, "; ")))
+  return errors.fail(failures[1].kind, ("no engine (%s) answers: %s"):format(set.option, table.concat(why, "; ")))
 end
 
 -- Picks and reserves (load + 1) the member for a session of `name`.
@@ -333,13 +333,13 @@ local function place(set, name, opts, skip)
     queued_at = queued_at or sched.now()
     if opts.stop and opts.stop() then return errors.fail("closed", "stopped while waiting for room on an engine") end
     if sched.now() >= deadline then
-      return errors.fail("capacity", ("every Docker engine (%s) that answers is at its capacity: %s%s; close a "
+      return errors.fail("capacity", ("every engine (%s) that answers is at its capacity: %s%s; close a "
         .. "session, or raise a capacity (URL#N)"):format(set.option, loads(set),
         waiting and (", after waiting %d s (sandbox.open's capacity_wait)"):format(wait) or ""), {engines = loads(set)})
     end
     if not waiting and wait < math.huge then
       waiting = true
-      say(("every Docker engine that answers is at its capacity (%s): waiting up to %d s for a session to close "
+      say(("every engine that answers is at its capacity (%s): waiting up to %d s for a session to close "
         .. "(sandbox.open's capacity_wait)"):format(loads(set), wait))
     end
     sched.sleep(POLL)
@@ -351,16 +351,20 @@ end
 local function ensure_image(set, m, name)
   local e = m.engine
   if has_image(e, name) then return true end
+  if not e.kind.copy_image then return true end -- a cluster's nodes pull it themselves
   local source
   for _, other in ipairs(set.members) do
-    if other ~= m and usable(other.engine) and has_image(other.engine, name) then source = other.engine break end
+    if other ~= m and other.engine.kind == e.kind and usable(other.engine) and has_image(other.engine, name) then
+      source = other.engine
+      break
+    end
   end
   if not source then return true end
   if not e.copying[name] then
     e.copying[name] = sched.spawn(function()
       say(("copying the image %s from the Docker engine at %s to the one at %s"):format(name, source.address, e.address))
       local started = sched.now()
-      local bytes, err = image.copy(source.client, e.client, name)
+      local bytes, err = e.kind.copy_image(source.client, e.client, name)
       e.copying[name] = nil
       if not bytes then return nil, err end
       e.images[name] = true
@@ -380,23 +384,18 @@ end
 local function naming(err, e)
   err = errors.from(err)
   if err.message:find(e.address, 1, true) then return err end
-  return errors.wrap(err, "on the Docker engine at " .. e.address)
+  return errors.wrap(err, "on " .. e.kind.what(e.address))
 end
 
--- e's runtimes from GET /info: {names = {sorted}, default = NAME}; asked
--- again while a runtime looked for is missing (a daemon.json reloaded).
+-- e's runtimes (kind.runtimes: {names = {sorted}, default = NAME, gvisor =
+-- {NAME = true}}); asked again while a runtime looked for is missing (a
+-- daemon.json reloaded, a RuntimeClass made).
 local function runtimes(e, fresh)
   if e.runtimes and not fresh then return e.runtimes end
-  local info, err = e.client:call("GET", "/info")
-  if not info then return nil, errors.from(err) end
-  local names, paths = {}, {}
-  for name, about in pairs(type(info.Runtimes) == "table" and info.Runtimes or {}) do
-    names[#names + 1] = name
-    paths[name] = type(about) == "table" and about.path or nil
-  end
-  table.sort(names)
-  e.runtimes = {names = names, default = info.DefaultRuntime, paths = paths}
-  return e.runtimes
+  local have, err = e.kind.runtimes(e.client)
+  if not have then return nil, err end
+  e.runtimes = have
+  return have
 end
 
 local function lists(known_runtimes, name)
@@ -413,12 +412,7 @@ local function has_runtime(e, name, from)
   if have and not lists(have, name) then have, err = runtimes(e, true) end
   if not have then return nil, naming(err, e) end
   if lists(have, name) then return true end
-  return errors.fail("config", ("%s = %q: the Docker engine at %s has no runtime %q (it has %s; default %s). "
-    .. "Register it in the engine's daemon.json, e.g. {\"runtimes\": {%q: {\"path\": \"/usr/bin/%s\"}}} "
-    .. "(gVisor: apt-get install runsc; runtimeArgs [\"--platform=ptrace\"] where KVM is missing), then reload the "
-    .. "engine (SIGHUP to dockerd, or systemctl reload docker)"):format(from, name, e.address, name,
-    table.concat(have.names, ", "), tostring(have.default), name, name),
-    {runtime = name, engine = e.address, runtimes = have.names})
+  return nil, e.kind.missing_runtime(e.address, name, have, from)
 end
 
 -- The session counts on e until it is removed.
@@ -436,11 +430,11 @@ local function attach(session, e)
   return session
 end
 
--- Is the runtime (nil: the engine's default) gVisor's runsc? Its path says.
+-- Is the runtime (nil: the engine's default) gVisor's runsc?
 local function is_gvisor(e, runtime)
   local have = runtimes(e)
-  local path = have and have.paths[runtime or have.default]
-  return type(path) == "string" and path:match("runsc$") ~= nil
+  local name = runtime or (have and have.default)
+  return have ~= nil and name ~= nil and have.gvisor[name] == true
 end
 
 -- spec as it is, or a copy that names the engine entry's runtime, and
@@ -453,7 +447,7 @@ local function with_runtime(spec, runtime, gvisor)
   return copy
 end
 
-function engines.create(set, backend, spec, opts)
+function engines.create(set, spec, opts)
   opts = opts or {}
   local skip = {}
   while true do
@@ -469,12 +463,12 @@ function engines.create(set, backend, spec, opts)
     if there and runtime then
       there, err = has_runtime(e, runtime, spec.runtime and "runtime" or set.option .. ": " .. m.entry.where .. ": runtime")
     end
-    if there then session, err = backend.create(e.client, with_runtime(spec, runtime, is_gvisor(e, runtime))) end
+    if there then session, err = e.kind.backend.create(e.client, with_runtime(spec, runtime, is_gvisor(e, runtime))) end
     if session then
       session.queued_s = queued
       return held:built(attach(session, e))
     end
-    if err.kind ~= "docker_unreachable" or #set.members == 1 then
+    if not recovery.unreachable(err) or #set.members == 1 then
       return nil, #set.members == 1 and err or naming(err, e)
     end
     mark_down(e, err)
@@ -508,12 +502,11 @@ function engines.check_pool(set, spec, size, option, others)
   if not up then return nil, err end
   local memory, slots, limited, rows = 0, 0, true, {}
   for _, m in ipairs(up) do
-    local info, ierr = m.engine.client:call("GET", "/info")
-    if not info then return nil, naming(ierr, m.engine) end
-    memory = memory + (tonumber(info.MemTotal) or 0)
+    local bytes, ierr = m.engine.kind.memory(m.engine.client)
+    if not bytes then return nil, naming(ierr, m.engine) end
+    memory = memory + bytes
     if m.capacity then slots = slots + m.capacity else limited = false end
-    rows[#rows + 1] = ("%s: capacity %s, %s"):format(m.engine.address, m.capacity or "none",
-                                                    gib(tonumber(info.MemTotal) or 0))
+    rows[#rows + 1] = ("%s: capacity %s, %s"):format(m.engine.address, m.capacity or "none", gib(bytes))
   end
   local held_memory, held = 0, 0
   for _, p in ipairs(others) do
@@ -522,8 +515,8 @@ function engines.check_pool(set, spec, size, option, others)
     end
   end
   local need = size * spec.limits.memory
-  local where = #up == 1 and ("the Docker engine at %s holds"):format(up[1].engine.address)
-    or "the Docker engines hold together"
+  local where = #up == 1 and ("%s holds"):format(up[1].engine.kind.what(up[1].engine.address))
+    or "the engines hold together"
   local skipped = #up < #set.members and ("; %d of the engines did not answer"):format(#set.members - #up) or ""
   if memory > 0 and need + held_memory > memory then
     return errors.fail("config", ("%s = %d: %d sessions of %s each (memory + tmp_size + workspace_size) need %s, "
@@ -534,7 +527,7 @@ function engines.check_pool(set, spec, size, option, others)
   end
   if limited and size + held > slots then
     return errors.fail("config", ("%s = %d: more sessions than the capacity of %s (%s%s%s): make it smaller, or "
-      .. "raise a capacity (URL#N)"):format(option, size, #up == 1 and ("the Docker engine at " .. up[1].engine.address)
+      .. "raise a capacity (URL#N)"):format(option, size, #up == 1 and up[1].engine.kind.what(up[1].engine.address)
       or "its engines", #up == 1 and up[1].capacity or (slots .. " in all: " .. table.concat(rows, "; ")),
       held > 0 and (", of which other pools keep " .. held) or "", skipped), {option = option})
   end
@@ -559,11 +552,11 @@ function engines.status(set, ref)
     local row = {address = e.address, capacity = m.capacity, load = e.load, entry = m.entry}
     local client, err = usable(e, true)
     if client then
-      row.address, row.ok, row.api = client.endpoint.description, true, client.server_version
-      row.version = (client:call("GET", "/version") or {}).Version
-      row.image = image.status(client, ref)
+      row.address, row.ok, row.kind = client.endpoint.description, true, e.kind.name
+      local about = e.kind.describe(client, ref)
+      row.version, row.api, row.image = about.version, about.api, about.image
       row.runtimes = runtimes(e, true)
-      local list = leftovers.list(client)
+      local list = leftovers.list(client, e.kind)
       row.sandboxes = list
       row.sessions = 0
       for _, c in ipairs(list or {}) do

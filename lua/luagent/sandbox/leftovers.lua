@@ -26,12 +26,12 @@
 local errors = require "luagent.errors"
 local json = require "luagent.json"
 local outputs = require "luagent.outputs"
-local docker = require "luagent.sandbox.docker_backend"
 local owner = require "luagent.sandbox.owner"
 local rescue = require "luagent.sandbox.rescue"
+local kinds = require "luagent.sandbox.engine_kinds"
 
 local leftovers = {}
-local LABELS, WORKSPACE_LABEL = owner.LABELS, docker.LABELS.workspace
+local LABELS, WORKSPACE_LABEL = owner.LABELS, "luagent.workspace"
 
 local function save_spec(labels)
   local from, to = labels[LABELS.save_from], labels[LABELS.save_to]
@@ -56,19 +56,20 @@ local function outputs_state(c, labels)
   return "unsaved"
 end
 
-local LUAGENT_ONLY = {filters = {label = {"luagent=1"}}}
-
-function leftovers.list(client)
-  local found, err = client:call("GET", "/containers/json", nil,
-    {query = {all = 1, filters = LUAGENT_ONLY.filters}})
-  if not found then return nil, errors.from(err) end
+-- kind: the engine's (luagent.sandbox.engine_kinds); by default the client's.
+function leftovers.list(client, kind)
+  kind = kind or kinds.of_client(client)
+  local found, err = kind.sandboxes(client)
+  if not found then return nil, err end
   local out = {}
   for _, c in ipairs(found) do
-    local labels = c.Labels or {}
+    local labels = c.labels
+    local alive = c.alive -- the kind's own word (a cluster: its Lease), else the owner's pid on this host
+    if alive == nil then alive = owner.alive(labels) end
     local item = {
-      id = c.Id, name = (c.Names and c.Names[1] or ""):gsub("^/", ""), session = labels["luagent.session"],
-      state = c.State, status = c.Status, image = c.Image, created = c.Created,
-      owner_pid = tonumber(labels["luagent.owner.pid"]), alive = owner.alive(labels),
+      id = c.id, name = c.name, session = labels["luagent.session"],
+      state = c.state, status = c.status, image = c.image, created = c.created,
+      owner_pid = tonumber(labels["luagent.owner.pid"]), alive = alive,
       run = labels[LABELS.run], save = save_spec(labels), rescue_of = labels[owner.RESCUE_LABEL],
     }
     item.outputs = outputs_state(item, labels)
@@ -85,10 +86,10 @@ end
 -- The outputs of c, rescued (or found lost) before it goes: true when it
 -- may be removed, else false, why (or false, nil when another process is
 -- rescuing them, which is left to it).
-local function rescue_first(client, c, opts)
+local function rescue_first(client, kind, c, opts)
   local say = opts.say or say_stderr
   if c.alive then return false, ("its run %s is still running (pid %s)"):format(c.run or "?", c.owner_pid or "?") end
-  local outcome, err = rescue.outputs(client, c)
+  local outcome, err = rescue.outputs(client, kind, c)
   if outcome == "busy" then
     say(("sandbox %s: %s; left to it"):format(c.session or c.name, err))
     return false, nil
@@ -100,14 +101,12 @@ local function rescue_first(client, c, opts)
   return false, "they could not be rescued: " .. err.message
 end
 
-local function remove(client, c)
-  return docker.remove(client, c.id, c.session)
-end
-
-function leftovers.prune(client, opts)
+function leftovers.prune(client, opts, kind)
   opts = opts or {}
+  kind = kind or kinds.of_client(client)
   local all = opts.all
-  local list, err = leftovers.list(client)
+  local function remove(c) return kind.remove_sandbox(client, c) end
+  local list, err = leftovers.list(client, kind)
   if not list then return nil, err end
   local removed, kept, busy = {}, {}, {}
   for _, c in ipairs(list) do -- rescues another process is doing
@@ -115,15 +114,15 @@ function leftovers.prune(client, opts)
   end
   for _, c in ipairs(list) do
     if c.rescue_of then
-      if not c.alive then remove(client, c) end -- a rescuer that died: its claim goes
+      if not c.alive then remove(c) end -- a rescuer that died: its claim goes
     elseif (all or not c.alive) and not busy[c.session] then
       local ok, why = true, nil
       if c.outputs == "unsaved" or c.outputs == "mirrored" or c.outputs == "lost" then
-        ok, why = rescue_first(client, c, opts)
+        ok, why = rescue_first(client, kind, c, opts)
       end
       if not ok and why and opts.confirm and opts.confirm(c, why) then ok = true end
       if ok then
-        if remove(client, c) then removed[#removed + 1] = c end
+        if remove(c) then removed[#removed + 1] = c end
       elseif why then
         kept[#kept + 1] = c
         c.why = why
@@ -135,17 +134,7 @@ function leftovers.prune(client, opts)
       end
     end
   end
-  -- volumes whose container is already gone
-  local vols = client:call("GET", "/volumes", nil, {query = LUAGENT_ONLY})
-  for _, v in ipairs(vols and vols.Volumes or {}) do
-    if all or not owner.alive(v.Labels or {}) then docker.remove_volume(client, v.Name) end
-  end
-  if all then -- shared: a volume some session mounts is refused by the engine, and kept
-    local shared = client:call("GET", "/volumes", nil, {query = {filters = {name = {"luagent-supervisor-"}}}})
-    for _, v in ipairs(shared and shared.Volumes or {}) do
-      if v.Name:match("^luagent%-supervisor%-%x+$") then client:call("DELETE", "/volumes/" .. v.Name) end
-    end
-  end
+  kind.prune_rest(client, all, owner.alive) -- what else the kind keeps (volumes, leases)
   return removed, kept
 end
 
@@ -154,11 +143,11 @@ local swept = {} -- engine address -> true
 -- Leftovers of crashed runs go before this process adds its own sessions
 -- to an engine (once per engine); a sweep that fails is said, and the run
 -- goes on.
-function leftovers.sweep(client)
+function leftovers.sweep(client, kind)
   local address = client.endpoint.description
   if swept[address] then return end
   swept[address] = true
-  local ok, err = pcall(leftovers.prune, client)
+  local ok, err = pcall(leftovers.prune, client, nil, kind)
   if not ok then
     err = errors.from(err)
     if err.kind == "cancelled" then error(err, 0) end

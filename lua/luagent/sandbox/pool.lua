@@ -6,10 +6,10 @@
 --   pool.key(set, spec) -> string      what two opens must share to share a pool: the
 --       session spec without its per-session parts (id, the session label) and its
 --       per-open parts (staged, restore), and the engines (set.key)
---   pool.new{backend, set, spec, size, option, wait, key} -> p | nil, err
+--   pool.new{set, spec, size, option, wait, key} -> p | nil, err
 --       size sessions of spec on the engines of `set` (luagent.sandbox.engine_set), each
---       placed like any session: on the least loaded engine with room (backend:
---       luagent.sandbox.docker_backend's functions); wait = true: returns once all of them are
+--       placed like any session: on the least loaded engine with room (made by that
+--       engine's backend); wait = true: returns once all of them are
 --       up (else they start in the background). err: the engines cannot hold them (their
 --       capacities or their memory: kind "config", naming `option`), or (wait) a session
 --       could not start; nothing is left running then. key: pool.key(set, spec) when the
@@ -52,7 +52,7 @@ local open_pools = {} -- key -> {p, ...} in the order they were made
 
 -- ---- the key ----
 
-local PER_OPEN = {id = true, staged = true, restore = true}
+local PER_OPEN = {id = true, staged = true, restore = true, capacity_wait = true}
 local PER_SESSION_LABELS = {["luagent.session"] = true, ["luagent.pool"] = true}
 
 local function canonical(v, out)
@@ -121,7 +121,7 @@ end
 -- A started, warm session | nil, err; a session that fails on the way, or
 -- whose start is cancelled (Ctrl-C), is removed (luagent.handle's guard).
 local function start_one(p)
-  local session, err = engines.create(p.set, p.backend, session_spec(p),
+  local session, err = engines.create(p.set, session_spec(p),
                                       {wait = math.huge, stop = function() return p.closed or p.stopped end})
   if not session then return nil, err end
   local building <close> = handle.guard(session, session.remove)
@@ -192,7 +192,7 @@ end
 function pool.new(o)
   local key = o.key or pool.key(o.set, o.spec)
   local p = setmetatable({
-    id = sys.random_hex(6), key = key, backend = o.backend, set = o.set, template = o.spec, size = o.size,
+    id = sys.random_hex(6), key = key, set = o.set, template = o.spec, size = o.size,
     ready = {}, starting = 0, taken = 0, failures = 0, handed = {}, tasks = {}, closed = false,
     wait_fill = o.wait,
   }, Pool)
@@ -219,7 +219,8 @@ end
 function Pool:_take()
   while #self.ready > 0 do
     local session = table.remove(self.ready, 1)
-    if session:alive() then
+    -- a cluster's warm pod is claimed by a label patch first (another process may take it)
+    if session:alive() and (not session.claim or session:claim()) then
       self.handed[session.id], self.taken = true, self.taken + 1
       self:_refill()
       return session
@@ -269,20 +270,9 @@ local STRAY_RECHECK = 0.5 -- seconds; an engine finishes a container create in w
 -- handed out: a start cancelled (Ctrl-C) after the engine made its container
 -- but before its answer came.
 function Pool:_strays()
-  local filters = {label = {"luagent.pool=" .. self.id}}
-  local docker = self.backend
   for _, m in ipairs(self.set.members) do
     local client = m.engine.client -- an engine never connected has none of them
-    if client then
-      for _, c in ipairs(client:call("GET", "/containers/json", nil, {query = {all = 1, filters = filters}}) or {}) do
-        local id = (c.Labels or {})["luagent.session"]
-        if not self.handed[id] then docker.remove(client, c.Id, id) end
-      end
-      local vols = client:call("GET", "/volumes", nil, {query = {filters = filters}})
-      for _, v in ipairs(vols and vols.Volumes or {}) do
-        if not self.handed[(v.Labels or {})["luagent.session"]] then docker.remove_volume(client, v.Name) end
-      end
-    end
+    if client then m.engine.kind.pool_strays(client, self.id, self.handed) end
   end
 end
 

@@ -1,31 +1,29 @@
 -- luagent.sandbox.recovery: what a session does when its supervisor or its
 -- container dies under it (killed from the host, the engine restarted, a
--- bug), or when the Docker engine itself goes away. The supervisor's
+-- bug), or when its engine (a Docker engine, a Kubernetes API server)
+-- goes away. The supervisor's
 -- channel ends, and then:
 --   - when the engine does not answer (it stopped, or died), the call that
 --     was running, or the next call, returns nil, err of kind
---     "docker_unreachable" saying so, at once: nothing is restarted, and the
+--     "docker_unreachable" (or "cluster_unreachable") saying so, at once: nothing is restarted, and the
 --     next call tries again (the engine may be back);
 --   - else the call returns nil, err of kind "sandbox_restarted" — never a
---     command result made of an engine error — once the session is back: a
---     container that stopped is started again (its PID 1, the supervisor, is
---     in its own volume), a tmpfs workspace, which the stop emptied, is
---     staged again with what sandbox.open staged (session.workspace_reset
---     says when and why, for whoever reads the outputs later), and a new
---     `serve` is started;
+--     command result made of an engine error — once the session is back
+--     (session:_revive, the backend's: a container that stopped is started
+--     again, a pod's container is restarted by its kubelet), a workspace
+--     the stop emptied is staged again with what sandbox.open staged
+--     (session.workspace_reset says when and why, for whoever reads the
+--     outputs later), and a new `serve` is started;
 --   - the next box:python call reports state_lost (the interpreter is gone).
 -- Every task that saw the same supervisor die shares one recovery.
 --
 --   recovery.recover(session, dead_supervisor, why [, running]) -> err
---   recovery.engine_lost(client) -> err | nil      a docker_unreachable error when the engine does not answer
---   recovery.socket_gone(client) -> err | nil      the same, when its unix socket's file is gone (no call made)
+--   recovery.unreachable(err) -> boolean           err says the engine does not answer
 --   recovery.wait_engine(session, seconds) -> true | nil, err   until it answers again, at most seconds
 --   recovery.closed_error(session) -> err          kind closed: the session is closing
 --   recovery.await(task) -> its results        a cancellation it ended with is raised, never returned
 local errors = require "luagent.errors"
 local sched = require "luagent.sched"
-local fs = require "luagent.fs"
-local supervisor = require "luagent.sandbox.supervisor"
 
 local recovery = {}
 
@@ -41,40 +39,15 @@ function recovery.await(task)
   return value, err
 end
 
--- A stopping engine closes its socket first (and removes the file) and
--- then stops the containers, while connections it already had may still be
--- answered: the socket's file is asked before the engine is.
-function recovery.socket_gone(client)
-  local endpoint = client.endpoint
-  local socket = endpoint.unix_socket
-  if socket and not fs.stat(socket) then
-    return errors.new("docker_unreachable", ("the Docker engine at %s is gone: there is no socket at %s")
-      :format(endpoint.description, socket), {endpoint = endpoint.description})
-  end
-end
-
-function recovery.engine_lost(client)
-  local gone = recovery.socket_gone(client)
-  if gone then return gone end
-  local endpoint = client.endpoint
-  local ok, err = client:call("GET", "/_ping", nil, {timeout = 5})
-  if ok then return nil end
-  if err.kind == "docker_unreachable" then return err end
-  if err.kind == "timeout" then
-    return errors.new("docker_unreachable", ("the Docker engine at %s does not answer: no answer to GET /_ping in 5 s")
-      :format(endpoint.description), {endpoint = endpoint.description})
-  end
-  if err.kind == "network" or err.kind == "connect" then
-    return errors.new("docker_unreachable", ("the Docker engine at %s does not answer: %s")
-      :format(endpoint.description, err.message), {endpoint = endpoint.description})
-  end
-  return nil
+-- Does err say the engine (a Docker engine, a Kubernetes API server) does not answer?
+function recovery.unreachable(err)
+  return type(err) == "table" and (err.kind == "docker_unreachable" or err.kind == "cluster_unreachable")
 end
 
 function recovery.wait_engine(session, seconds)
   local deadline = sched.now() + seconds
   while true do
-    local lost = recovery.engine_lost(session.client)
+    local lost = session:_engine_lost()
     if not lost then return true end
     if sched.now() >= deadline or session.closing then return nil, lost end
     sched.sleep(math.min(POLL, deadline - sched.now()))
@@ -84,28 +57,29 @@ end
 -- Brings the session back; returns what was restarted ("supervisor" or
 -- "container") | nil, err.
 local function restart(session)
-  local lost = recovery.engine_lost(session.client)
+  local lost = session:_engine_lost()
   if lost then return nil, lost end
   if session.supervisor then session.supervisor:close() end -- its serve ends with its stdin
   session.supervisor = nil
   session.python_lost = true
   local last_err
   for attempt = 1, ATTEMPTS do
-    local running, fresh, stopped = session:_run_container()
-    if not running then return nil, recovery.engine_lost(session.client) or fresh end
+    local revived, rerr = session:_revive()
+    if not revived then return nil, session:_engine_lost() or rerr end
     local ok, err = true, nil
-    if fresh then
+    if revived.restarted then
       session.restarted_container = true
-      session.container_oom_killed = session.container_oom_killed or (stopped and stopped.OOMKilled)
-      if session.spec.mounts.workspace.size then -- the tmpfs was emptied
-        session.workspace_reset = ("sandbox session %s's container stopped (the Docker engine restarted, or it was "
-          .. "killed) and its workspace, kept in memory (workspace_size), was emptied with it"):format(session.id)
-        ok, err = session:_stage()
-      end
+      session.container_oom_killed = session.container_oom_killed or revived.oom_killed
+      session.stop_reason = revived.why or session.stop_reason
+      session.reset_by_restart = revived.reset
+    end
+    if revived.reset then
+      session.workspace_reset = revived.reset_why
+      ok, err = session:_stage()
     end
     if ok then
       local ex
-      ex, err = supervisor.start(session)
+      ex, err = session:_start_supervisor()
       if ex then
         session.engine_unreachable = nil
         session.supervisor = ex
@@ -115,8 +89,8 @@ local function restart(session)
         return what
       end
     end
-    last_err = recovery.engine_lost(session.client) or err
-    if session.closing or last_err.kind == "docker_unreachable" then break end
+    last_err = session:_engine_lost() or err
+    if session.closing or recovery.unreachable(last_err) then break end
     sched.sleep(0.2 * attempt) -- e.g. the container was still stopping
   end
   return nil, last_err
@@ -138,11 +112,12 @@ end
 -- may still show as running when the stream ends: what the engine said of
 -- the stopped container, once the restart looked, is the reason given.
 local function restart_error(session, what, why)
-  if what == "container" and session.container_oom_killed then why = recovery.oom_killed_text(session) end
-  session.container_oom_killed = nil
+  if what == "container" and session.container_oom_killed then why = recovery.oom_killed_text(session)
+  elseif what == "container" and session.stop_reason then why = session.stop_reason end
+  session.container_oom_killed, session.stop_reason = nil, nil
   local done = what == "container"
-    and ("its container had stopped and was started again%s"):format(session.spec.mounts.workspace.size
-      and ", and the workspace was reset to what sandbox.open staged" or " (the workspace volume is kept)")
+    and ("its container had stopped and was started again%s"):format(session.reset_by_restart
+      and ", and the workspace was reset to what sandbox.open staged" or (" (%s)"):format(session.workspace_kept_text))
     or "a new supervisor was started (the workspace is kept)"
   return errors.new("sandbox_restarted", ("the sandbox session %s lost its supervisor (%s); %s. The Python "
     .. "interpreter's state is lost, and the command did not run, or ran in part: run it again if needed")
@@ -154,10 +129,10 @@ end
 local function unreachable_error(session, err, running)
   session.engine_unreachable = true
   local message = running
-    and ("the Docker engine went away while the command ran, so its result is lost: %s. The sandbox session %s "
-      .. "cannot be used until the engine is back"):format(err.message, session.id)
+    and ("%s went away while the command ran, so its result is lost: %s. The sandbox session %s "
+      .. "cannot be used until it is back"):format(session.engine_name, err.message, session.id)
     or ("the sandbox session %s cannot be reached: %s"):format(session.id, err.message)
-  return errors.new("docker_unreachable", message, {session = session.id, endpoint = err.endpoint, cause = err})
+  return errors.new(err.kind, message, {session = session.id, endpoint = err.endpoint, cause = err})
 end
 
 -- The error for a call whose supervisor `dead` died (or stopped answering),
@@ -176,7 +151,7 @@ function recovery.recover(session, dead, why, running)
   if session.closing then return recovery.closed_error(session) end
   if not what then
     r.failed = true
-    if err.kind == "docker_unreachable" then return unreachable_error(session, err, running) end
+    if recovery.unreachable(err) then return unreachable_error(session, err, running) end
     return errors.wrap(err, ("the sandbox session %s lost its supervisor (%s) and could not start it again")
       :format(session.id, why))
   end

@@ -1,8 +1,9 @@
 -- luagent.sandbox.rescue: bringing home the outputs of a leftover session,
 -- one whose luagent run died (kill -9, a lost engine) before it saved them.
 --
---   rescue.outputs(client, c) -> line | "busy", why | nil, err
---       c: a leftovers.list item with a save spec. line: what was done, said
+--   rescue.outputs(client, kind, c) -> line | "busy", why | nil, err
+--       c: a leftovers.list item with a save spec; kind: its engine's
+--       (luagent.sandbox.engine_kinds). line: what was done, said
 --       to the user by the caller ("rescued 3 outputs of run R into DIR"); the
 --       sandbox may go then. "busy": another luagent is rescuing it. nil, err:
 --       they could not be rescued (err says why); the sandbox holds them still.
@@ -13,9 +14,9 @@
 -- kept in memory whose container stopped (the engine restarted) is empty:
 -- those outputs are lost, and the line says so. A run folder that is gone
 -- (removed by its owner) is not made again. Two processes never rescue one
--- session at once: the rescuer claims it with a container named after the
--- session (the engine refuses a second one); a rescuer that dies leaves that
--- claim, which the next prune removes.
+-- session at once: the rescuer claims it with an object named after the
+-- session (kind.rescue_claim: the engine refuses a second one); a rescuer
+-- that dies leaves that claim, which the next prune removes.
 --
 -- What the rescue adds to the outputs mirror (luagent.sandbox.mirror, which
 -- copied the outputs home after every command the run finished): the last
@@ -28,7 +29,6 @@
 -- the mirror is what brings them home.
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
-local docker = require "luagent.sandbox.docker_backend"
 local outputs = require "luagent.outputs"
 local owner = require "luagent.sandbox.owner"
 local defaults = require "luagent.sandbox.defaults"
@@ -39,21 +39,16 @@ local function plural(n, word)
   return ("%d %s%s"):format(n, word, n == 1 and "" or "s")
 end
 
-local function claim(client, c)
+local function claim(client, kind, c)
   local labels = owner.labels()
   labels[owner.RESCUE_LABEL] = c.session
-  local created, err = client:call("POST", "/containers/create", {Image = c.image, Entrypoint = {"/nothing"},
-    Labels = labels, NetworkDisabled = true, HostConfig = {NetworkMode = "none"}},
-    {query = {name = "luagent-" .. c.session .. "-rescue"}})
-  if created then return created.Id end
-  if err.kind == "conflict" then return nil, "another luagent is rescuing its outputs" end
-  return nil, errors.wrap(err, "claiming the sandbox for the rescue failed")
+  return kind.rescue_claim(client, c, labels)
 end
 
 -- The leftover's session, driven like the run's own: the outputs of its
 -- save spec extracted and written down.
-local function bring_home(client, info, c)
-  local session = docker.adopt(client, info, defaults)
+local function bring_home(client, kind, info, c)
+  local session = kind.adopt(client, info, defaults)
   local box = {
     session = session.id,
     extract = function(_, path, dir) return session:extract(path, dir, {}) end,
@@ -95,15 +90,15 @@ function rescue.mirrored_files(c)
     turn and ("turn " .. turn) or ("command " .. tostring(last.command)))
 end
 
-function rescue.outputs(client, c)
+function rescue.outputs(client, kind, c)
   local run_folder = c.save.to:gsub("/[^/]+$", "")
   if not fs.exists(run_folder) then
     return ("the outputs of run %s are not rescued: its folder %s is gone (removed by its owner?)")
       :format(c.run, run_folder)
   end
-  local info, err = client:call("GET", "/containers/" .. c.id .. "/json")
-  if not info then return nil, errors.from(err) end
-  if not docker.workspace_kept(info) then
+  local info, err = kind.inspect(client, c)
+  if not info then return nil, err end
+  if not kind.workspace_kept(info) then
     local why = ("sandbox %s kept its workspace in memory, and its container stopped (%s), which emptied it")
       :format(c.session, c.status or c.state)
     local mirrored = rescue.mirrored_files(c)
@@ -113,13 +108,13 @@ function rescue.outputs(client, c)
     end
     return ("the outputs of run %s (%s -> %s) are lost: %s"):format(c.run, c.save.from, c.save.to, why)
   end
-  local lock, why = claim(client, c)
+  local lock, why = claim(client, kind, c)
   if not lock then
     if type(why) == "string" then return "busy", why end
     return nil, why
   end
-  local ok, line, rerr = pcall(bring_home, client, info, c)
-  client:call("DELETE", "/containers/" .. lock, nil, {query = {force = 1}})
+  local ok, line, rerr = pcall(bring_home, client, kind, info, c)
+  kind.rescue_release(client, lock)
   if not ok then error(line, 0) end -- a cancellation, or a bug: said as it is
   return line, rerr
 end

@@ -151,6 +151,7 @@ function spec.session_spec(o, staged)
               tmp = {target = "/tmp", size = o.tmp_bytes}},
     staged = staged, restore = o.restore,
     max_extract = o.max_extract, max_extract_entries = o.max_extract_entries, engine_grace = o.engine_grace,
+    capacity_wait = o.capacity_wait, -- a cluster: how long an unschedulable pod may wait for room
   }
 end
 

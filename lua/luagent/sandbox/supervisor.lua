@@ -13,7 +13,10 @@
 --   supervisor.ensure(client, image, labels [, refill]) -> true | nil, err
 --       that volume exists and holds the binary (filled once per engine)
 --   supervisor.missing(err) -> boolean       a container start failed for want of it
---   supervisor.start(session) -> ex | nil, err   serve started and ready
+--   supervisor.start(session) -> ex | nil, err   serve started (a Docker exec) and ready
+--   supervisor.serve_argv(session) -> argv       how serve is started in a session
+--   supervisor.over(channel) -> ex               the handle on a serve started another way
+--                                                (a Kubernetes exec: luagent.sandbox.k8s_backend)
 --
 -- The binary reaches a session without a copy per session: one volume per
 -- engine and build, named after the binary's sha256, holds it, and every
@@ -111,12 +114,21 @@ local Supervisor = {}
 Supervisor.__index = Supervisor
 supervisor.Supervisor = Supervisor -- the class, for the contract check
 
--- serve UID:GID, and under gVisor the pids cap as RLIMIT_NPROC of the
--- command user (the host's pids cgroup cannot cap gVisor's processes).
-local function serve_argv(session)
+-- serve UID:GID, and where the engine cannot cap the session's processes
+-- (gVisor: the host's pids cgroup cannot count them; a Kubernetes pod: the
+-- Pod API has no pids cap) the pids cap as RLIMIT_NPROC of the command user.
+function supervisor.serve_argv(session)
   local argv = {supervisor.PATH, "serve", ("%d:%d"):format(session.uid, session.gid)}
-  if session.spec.gvisor and session.spec.limits then argv[4] = tostring(session.spec.limits.pids) end
+  if (session.spec.gvisor or session.nproc_cap) and session.spec.limits then
+    argv[4] = tostring(session.spec.limits.pids)
+  end
   return argv
+end
+local serve_argv = supervisor.serve_argv
+
+-- The handle on a serve whose channel is open (engine_stream.supervisor's).
+function supervisor.over(channel)
+  return setmetatable({channel = channel, next_id = 0}, Supervisor)
 end
 
 function supervisor.start(session)
