@@ -29,6 +29,34 @@ local tar = {}
 ---@return luagent.Error? err
 function tar.write(tar_path, entries, opts) end
 
+---A tar made as it is read, never on disk: for a stream into a process's stdin (a
+---sandbox's `luagent-supervisor unpack DIR`, through box:spawn and process:write).
+---Files are stat'ed now and read a chunk at a time while it streams, never whole.
+---@param entries luagent.TarEntry[]
+---@param opts? {uid?: integer, gid?: integer} the numeric owner in every header (default 0)
+---@return luagent.TarStream? reader
+---@return luagent.Error? err kind bad_entry (a bad name, as tar.write's) or not_found (a missing file)
+function tar.stream(entries, opts) end
+
+---The reader tar.stream returns (also `local r <close> = ...`).
+---@class luagent.TarStream
+local TarStream = {}
+
+---The next bytes of the tar, at most n (n >= 1; at most 64 MiB a call); nil at the
+---end; nil, err of kind io naming the file and why when a file cannot be read (it
+---vanished, or its size changed since tar.stream). Raises after close.
+---@param n integer
+---@return string? bytes
+---@return luagent.Error? err
+function TarStream:read(n) end
+
+---The length of the whole stream in bytes, known before it is read.
+---@return integer
+function TarStream:size() end
+
+---Idempotent; also <close> and __gc.
+function TarStream:close() end
+
 ---Extracts safely: absolute names, "..", links leaving dest, devices and
 ---fifos are refused and listed; nothing is written outside dest.
 ---@param tar_path string

@@ -17,77 +17,6 @@
 
 #define CHUNK (1u << 20) /* bytes per O frame, and per read */
 
-/* A path split into its folder (opened) and its last component. */
-typedef struct place {
-  int dir;         /* the folder holding the file, -1 when not reached */
-  char *name;      /* the last component (malloc'd) */
-  const char *kind, *why; /* when dir < 0: the error's kind and text */
-} place;
-
-/* Opens every folder of path (absolute) but the last component, one at a
- * time without following a symlink; with make, missing folders are made
- * (mode 0755, as the current fs identity). */
-/* 1 when a component of path[0..len) is "." or "..". */
-static int dotted(const char *path, size_t len) {
-  for (size_t i = 0; i < len;) {
-    size_t n = 0;
-    while (i + n < len && path[i + n] != '/') n++;
-    if ((n == 1 && path[i] == '.') || (n == 2 && path[i] == '.' && path[i + 1] == '.')) return 1;
-    i += n + 1;
-  }
-  return 0;
-}
-
-static place open_place(const char *path, size_t len, int make) {
-  place pl = {-1, NULL, "refused", "not an absolute path"};
-  if (len == 0 || path[0] != '/' || memchr(path, '\0', len)) return pl;
-  pl.why = "a '.' or '..' in the path";
-  if (dotted(path, len)) return pl; /* before any folder is made */
-  int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  buf comp = BUF_INIT;
-  const char *p = path, *end = path + len;
-  while (fd >= 0) {
-    while (p < end && *p == '/') p++;
-    const char *slash = memchr(p, '/', (size_t)(end - p));
-    size_t n = slash ? (size_t)(slash - p) : (size_t)(end - p);
-    const char *after = p + n;
-    while (after < end && *after == '/') after++;
-    buf_clear(&comp);
-    buf_append(&comp, p, n);
-    buf_append(&comp, "", 0);
-    if (n == 0 || strcmp(comp.data, ".") == 0 || strcmp(comp.data, "..") == 0) {
-      pl.why = n == 0 ? "the path names a folder" : "a '.' or '..' in the path";
-      break;
-    }
-    if (after == end) { /* the last component */
-      pl.dir = fd, fd = -1;
-      pl.name = strdup(comp.data);
-      if (!pl.name) close(pl.dir), pl.dir = -1, pl.kind = "unreadable", pl.why = "out of memory";
-      break;
-    }
-    int next = open_dir_nofollow(fd, comp.data);
-    if (next < 0 && errno == ENOENT && make && mkdirat(fd, comp.data, 0755) == 0)
-      next = open_dir_nofollow(fd, comp.data);
-    if (next < 0) {
-      struct stat st;
-      int e = errno;
-      int is_link = fstatat(fd, comp.data, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
-      pl.kind = is_link ? "refused" : e == ENOENT ? "not_found" : e == ENOTDIR ? "not_a_file" : e == ENOSPC ? "no_space"
-              : "unreadable";
-      pl.why = is_link ? "a symbolic link in the path (never followed)" : e == ENOENT ? "a folder of the path does not exist"
-             : e == ENOTDIR ? "a component of the path is not a folder" : e == ENOSPC
-             ? "no space left in the workspace (workspace_size)" : strerror(e);
-    }
-    close(fd);
-    fd = next;
-    p = after;
-  }
-  if (fd >= 0) close(fd);
-  buf_free(&comp);
-  return pl;
-}
-
-
 /* ---- read ---- */
 
 static void read_fail(long long id, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -167,12 +96,11 @@ void read_request(const sv_request *req, unsigned uid, unsigned gid) {
     read_fail(req->id, "unreadable", "%s", "cannot take the command user's identity");
     return;
   }
-  place pl = open_place(path->data, path->len, 0);
+  place pl = open_place(-1, path->data, path->len, 0);
   if (pl.dir < 0) read_fail(req->id, strcmp(pl.kind, "no_space") == 0 ? "unreadable" : pl.kind, "%s", pl.why);
   else read_file(req->id, pl.dir, pl.name, max);
   fsid_leave(how);
-  if (pl.dir >= 0) close(pl.dir);
-  free(pl.name);
+  place_free(&pl);
 }
 
 /* ---- put ---- */
@@ -182,9 +110,38 @@ static void put_fail(long long id, const char *kind, const char *why) {
   frame_exit(id, 1, "-", 0);
 }
 
-static const char *write_error(int e, const char **kind) {
+const char *write_error(int e, const char **kind) {
   *kind = e == ENOSPC || e == EDQUOT ? "no_space" : "unwritable";
   return e == ENOSPC || e == EDQUOT ? "no space left in the workspace (workspace_size)" : strerror(e);
+}
+
+int temp_file(int dir, char tmp[TEMP_NAME_MAX]) {
+  int fd = -1;
+  for (int tries = 0; fd < 0 && tries < 16; tries++) {
+    snprintf(tmp, TEMP_NAME_MAX, ".luagent-put.%ld.%d", (long)getpid(), rand());
+    fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  return fd;
+}
+
+void temp_file_drop(int dir, const char *tmp, int fd) {
+  int e = errno;
+  close(fd);
+  unlinkat(dir, tmp, 0);
+  errno = e;
+}
+
+int temp_file_commit(int dir, const char *tmp, int fd, const char *name, unsigned mode) {
+  if (fchmod(fd, mode) != 0) return temp_file_drop(dir, tmp, fd), -1;
+  int rc = close(fd);
+  if (rc == 0) rc = renameat(dir, tmp, dir, name);
+  if (rc != 0) {
+    int e = errno;
+    unlinkat(dir, tmp, 0);
+    errno = e;
+  }
+  return rc;
 }
 
 static void put_file(long long id, int dir, const char *name, const sv_field *data, unsigned mode) {
@@ -195,26 +152,13 @@ static void put_file(long long id, int dir, const char *name, const sv_field *da
     put_fail(id, kind, why);
     return;
   }
-  char tmp[64];
-  int fd = -1;
-  for (int tries = 0; fd < 0 && tries < 16; tries++) {
-    snprintf(tmp, sizeof tmp, ".luagent-put.%ld.%d", (long)getpid(), rand());
-    fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    const char *why = write_error(errno, &kind);
-    put_fail(id, kind, why);
-    return;
-  }
-  int rc = data ? write_all(fd, data->data, data->len) : 0;
-  int e = errno;
-  if (rc == 0 && fchmod(fd, mode) != 0) rc = -1, e = errno;
-  if (close(fd) != 0 && rc == 0) rc = -1, e = errno;
-  if (rc == 0 && renameat(dir, tmp, dir, name) != 0) rc = -1, e = errno;
+  char tmp[TEMP_NAME_MAX];
+  int fd = temp_file(dir, tmp);
+  int rc = fd < 0 ? -1 : data ? write_all(fd, data->data, data->len) : 0;
+  if (fd >= 0 && rc != 0) temp_file_drop(dir, tmp, fd);
+  if (fd >= 0 && rc == 0) rc = temp_file_commit(dir, tmp, fd, name, mode);
   if (rc != 0) {
-    unlinkat(dir, tmp, 0);
-    const char *why = write_error(e, &kind);
+    const char *why = write_error(errno, &kind);
     put_fail(id, kind, why);
     return;
   }
@@ -233,10 +177,9 @@ void put_request(const sv_request *req, unsigned uid, unsigned gid) {
     put_fail(req->id, "unwritable", "cannot take the command user's identity");
     return;
   }
-  place pl = open_place(path->data, path->len, 1);
+  place pl = open_place(-1, path->data, path->len, 1);
   if (pl.dir < 0) put_fail(req->id, strcmp(pl.kind, "unreadable") == 0 ? "unwritable" : pl.kind, pl.why);
   else put_file(req->id, pl.dir, pl.name, sv_field_find(req, SV_TAG_STDIN), (unsigned)mode);
   fsid_leave(how);
-  if (pl.dir >= 0) close(pl.dir);
-  free(pl.name);
+  place_free(&pl);
 }

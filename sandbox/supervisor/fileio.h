@@ -32,4 +32,20 @@ void read_request(const sv_request *req, unsigned uid, unsigned gid);
 /* Answers a put request (F and X frames) as uid:gid. */
 void put_request(const sv_request *req, unsigned uid, unsigned gid);
 
+/* Writing a file whole, for put and unpack (unpack.h): the bytes go into a
+ * new file under a temporary name in the target's folder, which is then
+ * renamed over the target. */
+#define TEMP_NAME_MAX 64
+/* A new file in dir, ".luagent-put.<pid>.<random>" (0600, O_EXCL, never
+ * through a link), its name into tmp: the fd, or -1 with errno. */
+int temp_file(int dir, char tmp[TEMP_NAME_MAX]);
+/* Sets the file's mode, closes fd and renames tmp over name in dir: 0, or -1
+ * with errno (then tmp is removed). fd is closed either way. */
+int temp_file_commit(int dir, const char *tmp, int fd, const char *name, unsigned mode);
+/* Closes fd and removes tmp (errno kept): a file given up. */
+void temp_file_drop(int dir, const char *tmp, int fd);
+/* What a failed write says: kind no_space, "no space left in the workspace
+ * (workspace_size)", for ENOSPC and EDQUOT; else unwritable, strerror(e). */
+const char *write_error(int e, const char **kind);
+
 #endif

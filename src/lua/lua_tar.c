@@ -7,6 +7,14 @@
  *       report = {files = {{path, size}...}, refused = {{name, reason}...}, bytes}
  *       Absolute names, "..", links leaving dest, devices and fifos are refused
  *       (and listed); nothing is ever written outside dest.
+ *   tar.stream(entries [, {uid, gid}]) -> reader | nil, err   entries as tar.write's
+ *       the tar made as it is read, nothing written to disk: files are read a
+ *       chunk at a time while it streams, never whole
+ *     reader:read(n) -> bytes | nil (the end) | nil, err   the next at most n
+ *         bytes (n >= 1; at most 64 MiB a call); err kind io names the file and
+ *         why (it vanished, or its size changed since tar.stream)
+ *     reader:size() -> bytes   the whole stream's length, known at once
+ *     reader:close()   (also <close> and __gc; idempotent)
  *   tar.checker{strip, max_bytes, max_entries} -> checker   (lua_tar_check.c)
  * The writer and extractor live in handles (lua_tar.h) that each call
  * closes when done; a forgotten one is closed by the GC. */
@@ -21,10 +29,17 @@
 
 #include "lua_util.h"
 
+#define STREAM_READ_MAX (64 << 20) /* bytes one reader:read gives at most */
+
 static int writer_close(lua_State *L);
 static int extract_close(lua_State *L);
+static int l_stream_read(lua_State *L);
+static int l_stream_size(lua_State *L);
 static const luaL_Reg NO_METHODS[] = {{NULL, NULL}};
-static const luagent_handle_class WRITER = {"luagent.tar.writer", "tar writer", NO_METHODS, writer_close, NULL};
+static const luaL_Reg STREAM_METHODS[] = {{"read", l_stream_read}, {"size", l_stream_size}, {NULL, NULL}};
+/* tar.stream's reader is the writer handle: tar.write and engine_stream's
+ * archives use the same one inside a call, without its methods. */
+static const luagent_handle_class WRITER = {"luagent.tar.writer", "tar writer", STREAM_METHODS, writer_close, NULL};
 static const luagent_handle_class EXTRACT = {"luagent.tar.extract", "tar extractor", NO_METHODS, extract_close,
                                              NULL};
 
@@ -153,14 +168,18 @@ static int write_fd(int fd, const char *p, size_t n) {
   return 0;
 }
 
+/* The numeric owner of every entry, from the options {uid, gid} at idx (0 when absent). */
+static void owner_option(lua_State *L, int idx, unsigned *uid, unsigned *gid) {
+  int opts = lua_istable(L, idx);
+  *uid = opts ? (unsigned)opt_integer(L, idx, "uid", 0) : 0;
+  *gid = opts ? (unsigned)opt_integer(L, idx, "gid", 0) : 0;
+}
+
 /* tar.write(tar_path, entries [, {uid, gid}]) -> bytes | nil, err */
 static int l_write(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  unsigned uid = 0, gid = 0;
-  if (lua_istable(L, 3)) {
-    uid = (unsigned)opt_integer(L, 3, "uid", 0);
-    gid = (unsigned)opt_integer(L, 3, "gid", 0);
-  }
+  unsigned uid, gid;
+  owner_option(L, 3, &uid, &gid);
   ltar_writer *b = ltar_writer_from_entries(L, 2, uid, gid);
   if (!b) return 2;
   tar_writer *w = b->w;
@@ -184,6 +203,37 @@ static int l_write(lua_State *L) {
   ltar_writer_close(b);
   if (close(fd) != 0) return luagent_fail(L, "io", "cannot write %s: %s", path, strerror(errno));
   lua_pushinteger(L, (lua_Integer)total);
+  return 1;
+}
+
+/* tar.stream(entries [, {uid, gid}]) -> reader | nil, err */
+static int l_stream(lua_State *L) {
+  unsigned uid, gid;
+  owner_option(L, 2, &uid, &gid);
+  return ltar_writer_from_entries(L, 1, uid, gid) ? 1 : 2;
+}
+
+/* reader:read(n) -> bytes | nil (the end) | nil, err */
+static int l_stream_read(lua_State *L) {
+  ltar_writer *b = luagent_check_open(L, 1, &WRITER);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, n >= 1, 2, "a byte count >= 1");
+  luaL_Buffer out;
+  char *dst = luaL_buffinitsize(L, &out, n < STREAM_READ_MAX ? (size_t)n : STREAM_READ_MAX);
+  size_t got = tar_writer_read(b->w, dst, n < STREAM_READ_MAX ? (size_t)n : STREAM_READ_MAX);
+  if (got == (size_t)-1) return luagent_fail(L, "io", "tar.stream: %s", tar_writer_error(b->w));
+  if (got == 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  luaL_pushresultsize(&out, got);
+  return 1;
+}
+
+/* reader:size() -> bytes */
+static int l_stream_size(lua_State *L) {
+  ltar_writer *b = luagent_check_open(L, 1, &WRITER);
+  lua_pushinteger(L, (lua_Integer)tar_writer_size(b->w));
   return 1;
 }
 
@@ -219,8 +269,8 @@ static int l_extract(lua_State *L) {
 }
 
 int luaopen_luagent_tar(lua_State *L) {
-  static const luaL_Reg funcs[] = {{"write", l_write}, {"extract", l_extract}, {"checker", ltar_checker},
-                                   {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"write", l_write}, {"stream", l_stream}, {"extract", l_extract},
+                                   {"checker", ltar_checker}, {NULL, NULL}};
   luagent_register_handle(L, &WRITER);
   ltar_checker_register(L);
   luagent_register_handle(L, &EXTRACT);
