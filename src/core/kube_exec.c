@@ -102,6 +102,7 @@ int kube_exec_feed(kube_exec *k, const char *data, size_t n, const kube_exec_eve
 int kube_exec_stdin(buf *out, const void *data, size_t n) {
   const char *p = data;
   static const unsigned char channel = KUBE_STDIN;
+  if (n && buf_reserve(out, n + (n / KUBE_EXEC_MESSAGE_MAX + 1) * (WS_FRAME_HEADER_MAX + 1)) != 0) return -1;
   while (n > 0) {
     size_t take = n < KUBE_EXEC_MESSAGE_MAX ? n : KUBE_EXEC_MESSAGE_MAX;
     unsigned char mask[4];
