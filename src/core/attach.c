@@ -25,7 +25,8 @@ enum attach_state { CONNECTING, HANDSHAKE, REFUSED, OPEN, CLOSED };
 struct docker_attach {
   rawconn *conn;
   enum attach_state state;
-  buf head; /* the HTTP response head while upgrading */
+  buf head;            /* the HTTP response head while upgrading */
+  size_t head_scanned; /* how far a websocket's head was looked at (http_head_end) */
   docker_demux demux;
   attach_callbacks cb;
   void *ctx;
@@ -207,9 +208,8 @@ static void ws_answered(docker_attach *a, const http_message *m, size_t head_len
 }
 
 static void ws_handshake(docker_attach *a, const char *data, size_t n) {
-  size_t scanned = a->head.len;
   buf_append(&a->head, data, n);
-  long head_len = http_head_end(a->head.data, a->head.len, &scanned);
+  long head_len = http_head_end(a->head.data, a->head.len, &a->head_scanned);
   const char *why = "an oversized response head";
   http_message m;
   memset(&m, 0, sizeof m);

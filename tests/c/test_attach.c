@@ -220,7 +220,9 @@ static void api_server(int listener, enum ws_mode mode) {
   char accept_value[WS_ACCEPT_LEN + 1];
   ws_accept(mode == WS_BAD_ACCEPT ? "other" : key, accept_value);
   dprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-             "Sec-WebSocket-Accept: %s\r\nSec-WebSocket-Protocol: v4.channel.k8s.io\r\n\r\n", accept_value);
+             "Sec-WebSocket-Accept: %s\r\nSec-WebSocket-Protocol: v4.channel.k8s.io\r\n", accept_value);
+  usleep(50 * 1000); /* the blank line comes apart: the host must look for the head's end again */
+  write_all(c, "\r\n", 2);
   server_message(c, 1, "", 0); /* as the kubelet does first */
   server_message(c, 2, "hello\n", 6);
   usleep(200 * 1000);
