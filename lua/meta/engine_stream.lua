@@ -58,11 +58,36 @@ function engine_stream.save_archive(opts) end
 ---@return luagent.Error? err
 function engine_stream.read_file(opts) end
 
+---Where the supervisor channel connects: a Docker exec's start (client:options("/exec/ID/start", ...)),
+---or with websocket = true a Kubernetes exec (src/core/kube_exec.h).
+---@class luagent.engine_stream.SupervisorOptions
+---@field url string? http(s)://host[:port]/vX/exec/ID/start, or with websocket the exec's
+---https://API/api/v1/namespaces/NS/pods/POD/exec?container=C&command=...&stdin=true&stdout=true&stderr=true
+---@field unix_socket string? connect through this socket (with url, or path)
+---@field path string? with unix_socket: the request's path (url = "http://localhost" .. path)
+---@field body string? Docker's start body ('{"Detach":false,"Tty":false}'); a websocket sends none
+---@field websocket boolean? a Kubernetes exec: GET upgraded to a WebSocket speaking v5.channel.k8s.io or
+---v4.channel.k8s.io (channel 0 stdin, 1 stdout, 2 stderr, 3 the Status that says how it ended)
+---@field headers table<string, string>? with websocket: more request headers ({Authorization = "Bearer ..."})
+---@field ca_file string?
+---@field cert_file string?
+---@field key_file string?
+---@field ca_pem string? the CA as PEM text (a kubeconfig's certificate-authority-data, decoded)
+---@field cert_pem string? our certificate as PEM text (client-certificate-data)
+---@field key_pem string? its key as PEM text (client-key-data)
+---@field insecure boolean? skip the peer's certificate checks
+---@field connect_timeout number? seconds for the connection and the TLS handshake (10)
+---@field timeout number? seconds for serve to say it is ready, "R 2" (15)
+
 ---A hijacked attach to an exec of `luagent-supervisor serve` in a session
----(sandbox/supervisor/DESIGN.md) over the engine's socket, TCP or TLS; returns once it
+---(sandbox/supervisor/DESIGN.md) over the engine's socket, TCP or TLS — or, with
+---opts.websocket, a Kubernetes exec of it over the API server's WebSocket; returns once it
 ---said it is ready ("R 2"). Before the engine let the attach through, err's kind is
----docker_unreachable, tls, docker, network or protocol; afterwards supervisor_lost.
----@param opts table client:options("/exec/ID/start", {body, timeout, connect_timeout}) (or unix_socket, path)
+---docker_unreachable or cluster_unreachable (no connection), tls, docker or kubernetes (the
+---upgrade refused: the engine's own words, err.status its HTTP status), network or
+---protocol; afterwards supervisor_lost (for a Kubernetes exec, its reason says how the exec
+---ended: the Status's message).
+---@param opts luagent.engine_stream.SupervisorOptions
 ---@return luagent.engine_stream.SupervisorChannel? channel
 ---@return luagent.Error? err
 function engine_stream.supervisor(opts) end

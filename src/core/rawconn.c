@@ -311,6 +311,9 @@ static int set_curl_options(rawconn *c, const rawconn_target *t) {
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000));
   curl_easy_setopt(e, CURLOPT_PROXY, ""); /* never the host's own proxy variables */
+  /* the stream is ours: TLS must not agree on HTTP/2 by ALPN (a Go server such as
+   * Kubernetes' API server would then speak h2 frames to our HTTP/1.1 upgrade) */
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
   if (t->keepalive) {
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);

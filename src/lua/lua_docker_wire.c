@@ -13,6 +13,7 @@
 
 #include <lauxlib.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lua_http.h"
 #include "lua_util.h"
@@ -83,16 +84,56 @@ int lwire_engine_error(lua_State *L) {
   return 1;
 }
 
-/* The attach target from the options at index 1; a url made from `path` is
- * pushed (the attach copies what it keeps: it can go once it started). */
+/* The lines of opts.headers ({name = value}) as a NULL-terminated array;
+ * the lines and the array are kept in the table at `anchor`. */
+static const char *const *read_headers(lua_State *L, int anchor) {
+  lua_getfield(L, 1, "headers");
+  luaL_argcheck(L, lua_istable(L, -1), 1, "option 'headers' must be a table of name = value");
+  int headers = lua_gettop(L), count = 0;
+  for (lua_pushnil(L); lua_next(L, headers); lua_pop(L, 1)) {
+    const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    const char *value = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    if (!name || !value) luaL_error(L, "option 'headers': every entry must be name = string value");
+    if (!*name || strpbrk(name, "\r\n: ") || strpbrk(value, "\r\n"))
+      luaL_error(L, "option 'headers': header '%s' is not a name and a value of one line", name);
+    lua_pushfstring(L, "%s: %s", name, value);
+    lua_rawseti(L, anchor, ++count);
+  }
+  const char **lines = lua_newuserdatauv(L, ((size_t)count + 1) * sizeof *lines, 0);
+  for (int i = 0; i < count; i++) {
+    lua_rawgeti(L, anchor, i + 1);
+    lines[i] = lua_tostring(L, -1); /* the string stays in the anchor */
+    lua_pop(L, 1);
+  }
+  lines[count] = NULL;
+  lua_setfield(L, anchor, "lines");
+  lua_pop(L, 1);
+  return lines;
+}
+
+/* The attach target from the options at index 1. What must outlive this
+ * call (a url made from `path`, the header lines) is kept in one table it
+ * pushes; nothing is pushed when there is none (the attach copies what it
+ * keeps: it can go once it started). */
 attach_target lwire_attach_target(lua_State *L) {
   attach_target t = {0};
   t.url = opt_string(L, 1, "url", NULL, NULL);
   t.unix_socket = opt_string(L, 1, "unix_socket", NULL, NULL);
   const char *path = opt_string(L, 1, "path", NULL, NULL);
   luaL_argcheck(L, t.url || (path && t.unix_socket), 1, "option 'url' (or 'unix_socket' and 'path') is required");
-  if (!t.url) t.url = lua_pushfstring(L, "http://localhost%s", path);
+  int has_headers = lua_getfield(L, 1, "headers") != LUA_TNIL;
+  lua_pop(L, 1);
+  if (!t.url || has_headers) {
+    lua_newtable(L);
+    int anchor = lua_gettop(L);
+    if (!t.url) {
+      t.url = lua_pushfstring(L, "http://localhost%s", path);
+      lua_setfield(L, anchor, "url");
+    }
+    if (has_headers) t.headers = read_headers(L, anchor);
+  }
   lhttp_read_tls(L, 1, &t.tls);
   t.connect_timeout = opt_number(L, 1, "connect_timeout", 0);
+  t.websocket = opt_boolean(L, 1, "websocket", 0);
   return t;
 }

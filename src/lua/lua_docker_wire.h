@@ -34,8 +34,11 @@ int lwire_endpoint(lua_State *L);
 int lwire_engine_error(lua_State *L);
 
 /* The attach target from the options table at index 1 (url, or unix_socket and
- * path; TLS: insecure, ca_file, cert_file, key_file; connect_timeout); a url
- * made from `path` is pushed (the attach copies what it keeps). */
+ * path; TLS: insecure, ca_file, cert_file, key_file, ca_pem, cert_pem, key_pem;
+ * connect_timeout; websocket: a Kubernetes exec; headers = {name = value},
+ * sent with a websocket's request). When a url is made from `path` or there
+ * are headers, one table keeping them is pushed (the attach copies what it
+ * keeps: the table can go once it started); else nothing. */
 attach_target lwire_attach_target(lua_State *L);
 
 #endif

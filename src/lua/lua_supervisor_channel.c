@@ -1,20 +1,31 @@
 /* lua_supervisor_channel: the supervisor channel of luagent.engine_stream — a
- * hijacked attach to `luagent-supervisor serve` running in a session
- * (sandbox/supervisor/DESIGN.md), which runs many commands over one
- * connection. Requests are encoded by lua_supervisor_send.c (with
+ * hijacked Docker attach, or a Kubernetes exec, to `luagent-supervisor serve`
+ * running in a session (sandbox/supervisor/DESIGN.md), which runs many
+ * commands over one connection. Requests are encoded by lua_supervisor_send.c (with
  * src/core/supervisor_proto.h), frames parsed by src/core/supervisor_frames.h,
  * a pack's stream goes into a sink (lua_pack_sink.h).
  *
  *   engine_stream.supervisor(client:options("/exec/ID/start", {body, timeout}))
  *       -> channel | nil, err     returns once the supervisor said "R 2"
  *     the options of a streaming call: url, unix_socket, TLS (ca_file,
- *     cert_file, key_file, insecure), connect_timeout; timeout: seconds for
- *     the supervisor to say it is ready (15). {unix_socket, path = "/vX/..."}
- *     is the same as url = "http://localhost/vX/...". The connection is made
- *     on the event loop, over a unix socket, TCP or TLS alike (src/core/attach.h).
+ *     cert_file, key_file or ca_pem, cert_pem, key_pem: PEM text; insecure),
+ *     connect_timeout; timeout: seconds for the supervisor to say it is ready
+ *     (15). {unix_socket, path = "/vX/..."} is the same as url =
+ *     "http://localhost/vX/...". The connection is made on the event loop,
+ *     over a unix socket, TCP or TLS alike (src/core/attach.h).
+ *   engine_stream.supervisor{websocket = true, url = "https://API:6443/api/v1/
+ *       namespaces/NS/pods/POD/exec?container=C&command=...&stdin=true&stdout=true
+ *       &stderr=true", headers = {Authorization = "Bearer ..."}, TLS, timeout}
+ *     the same channel over a Kubernetes exec: a WebSocket speaking
+ *     v5.channel.k8s.io or v4.channel.k8s.io (src/core/kube_exec.h);
+ *     headers (a map, as luagent.http's) go with the upgrade request; body
+ *     is not sent. Closing the channel closes the exec's stdin, as on Docker.
  *     Failing before the engine let the attach through, err's kind is the
- *     attach's (docker_unreachable, tls, docker, network, protocol) and its
- *     message names the engine; afterwards it is supervisor_lost.
+ *     attach's (docker_unreachable or cluster_unreachable, tls, docker or
+ *     kubernetes — err.status is then the HTTP status and the message the
+ *     API server's own, e.g. pods "x" not found —, network, protocol) and its
+ *     message names the engine; afterwards it is supervisor_lost, its reason
+ *     saying how the exec ended (the Status of a Kubernetes exec).
  *     channel:send(op, id, fields [, opts]) -> true | nil, err   (lua_supervisor_send.c)
  *     channel:wait(id [, seconds [, on_output]]) -> true (ended) | false (time
  *         passed, or output came when on_output) | nil, err (kind supervisor_lost: the
@@ -281,7 +292,10 @@ static int attach_data(void *ctx, int stream, const char *data, size_t n) {
 
 static void attach_close(void *ctx, const char *kind, const char *why) {
   sv_channel *ch = ctx;
-  if (kind && !ch->attached) snprintf(ch->open_error, sizeof ch->open_error, "%s", kind);
+  if (kind && !ch->attached) {
+    snprintf(ch->open_error, sizeof ch->open_error, "%s", kind);
+    ch->open_status = ch->attach ? docker_attach_status(ch->attach) : 0;
+  }
   channel_ended(ch, why);
 }
 
@@ -345,8 +359,11 @@ static int channel_ready_k(lua_State *L, int status, lua_KContext ctx) {
   sched_check_cancelled(L, &ch->ready_slot);
   luagent_check_open(L, 2, &SUPERVISOR_CHANNEL);
   loop_timer_stop(ch->lp, &ch->ready_timer);
-  if (!ch->ready && ch->open_error[0])
-    return luagent_fail(L, ch->open_error, "cannot open the channel to the sandbox supervisor: %s", ch->reason);
+  if (!ch->ready && ch->open_error[0]) {
+    luagent_fail(L, ch->open_error, "cannot open the channel to the sandbox supervisor: %s", ch->reason);
+    if (ch->open_status) luagent_error_set_integer(L, "status", ch->open_status);
+    return 2;
+  }
   if (!ch->ready) return lchannel_failure(L, ch);
   if (strcmp(ch->version, SV_PROTOCOL_VERSION) != 0)
     return luagent_fail(L, "protocol", "the sandbox supervisor speaks protocol %s, this luagent speaks %s",

@@ -51,6 +51,7 @@ typedef struct sv_channel {
   int ready;
   int attached;          /* the engine let the attach through */
   char open_error[24];   /* the attach's error kind when it ended before that */
+  int open_status;       /* the HTTP status of a refused upgrade, else 0 */
   char version[16];
   int ended;             /* the connection is over (supervisor gone, or closed) */
   char reason[512];
