@@ -112,7 +112,7 @@ function help.page(topic)
   end
   if p.rows then
     out[#out + 1] = ""
-    out[#out + 1] = term_list(p.rows, 18)
+    out[#out + 1] = term_list(p.rows, p.term_width or 18)
   end
   local sections = {
     {"options", p.options or {}, 22}, {"examples", p.examples or {}}, {"exit status", p.exit or {}, 5},
