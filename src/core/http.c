@@ -169,6 +169,16 @@ static int set_body(http_xfer *x, const http_request *req, char *err, size_t err
   return 0;
 }
 
+/* Seconds as libcurl's milliseconds, rounded up and at least 1: for libcurl 0
+ * means "no timeout", so what is left of a deadline (0.0004 s) must not
+ * become 0 and wait for ever. */
+static long timeout_ms(double seconds) {
+  double ms = seconds * 1000;
+  long whole = (long)ms;
+  if ((double)whole < ms) whole++;
+  return whole < 1 ? 1 : whole;
+}
+
 /* PEM text as a curl blob (copied by curl: the text may go after the call). */
 static void set_blob(CURL *e, CURLoption option, const char *pem) {
   struct curl_blob blob = {(void *)pem, strlen(pem), CURL_BLOB_COPY};
@@ -200,9 +210,8 @@ static void set_options(http_xfer *x, const http_request *req) {
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   if (req->unix_socket) curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
-  if (req->timeout > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
-  if (req->connect_timeout > 0)
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(req->connect_timeout * 1000));
+  if (req->timeout > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms(req->timeout));
+  if (req->connect_timeout > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms(req->connect_timeout));
   http_set_tls(e, &req->tls);
   if (req->decompress) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
   /* no "Expect: 100-continue" round trip before a body */

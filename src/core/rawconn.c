@@ -309,7 +309,9 @@ static int set_curl_options(rawconn *c, const rawconn_target *t) {
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000));
+  /* rounded up, at least 1 ms: 0 would mean libcurl's default of 300 s */
+  long connect_ms = (long)(connect_timeout * 1000 + 0.999);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect_ms < 1 ? 1L : connect_ms);
   curl_easy_setopt(e, CURLOPT_PROXY, ""); /* never the host's own proxy variables */
   /* the stream is ours: TLS must not agree on HTTP/2 by ALPN (a Go server such as
    * Kubernetes' API server would then speak h2 frames to our HTTP/1.1 upgrade) */

@@ -51,6 +51,14 @@ t.test("a request past its timeout fails with kind timeout", function()
   t.ok(took >= 0.25 and took < 1.5, ("took %.2f s"):format(took))
 end)
 
+t.test("a timeout of less than a millisecond (what is left of a deadline) still ends the request", function()
+  local started = luagent.now()
+  local res, err = http.request{url = base .. "/hang", timeout = 0.0004}
+  t.eq(res, nil)
+  t.eq(err.kind, "timeout", "libcurl's 0 ms is 'no timeout': it must never be sent")
+  t.lt(luagent.now() - started, 1.5)
+end)
+
 t.test("an idle stream fails with kind timeout", function()
   local started = luagent.now()
   local _, err = http.request{url = base .. "/drip?n=3&interval=2.5", idle_timeout = 1}
