@@ -174,8 +174,11 @@ SUPERVISOR_SRC := $(wildcard sandbox/supervisor/*.c) build/supervisor/kernel_sou
                   src/core/supervisor_proto.c src/core/egress_frames.c src/core/buf.c \
                   src/core/tar_reader.c src/core/tar_common.c
 SUPERVISOR_CC   = $(shell command -v musl-gcc || { tools/deps.sh musl-tools >/dev/null 2>&1 && command -v musl-gcc; } || echo $(CC))
-.PHONY: supervisor
+.PHONY: supervisor supervisor-sources
 supervisor: build/luagent-supervisor
+# (the list, for builds of the same sources with other flags: tests/e2e/supervisor_test.sh's ASan build)
+supervisor-sources:
+	@echo $(SUPERVISOR_SRC)
 build/luagent-supervisor: $(SUPERVISOR_SRC) $(wildcard sandbox/supervisor/*.h) src/core/supervisor_proto.h src/core/egress_frames.h src/core/buf.h \
                          src/core/tar.h src/core/tar_internal.h | build
 	$(SUPERVISOR_CC) -static -Os -s -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -Werror -iquote src/core \

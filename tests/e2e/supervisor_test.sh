@@ -279,7 +279,7 @@ asan_checks() {
   make -s build/supervisor/kernel_source.c > "$TMP/asan-build.log" 2>&1
   cc -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
     -fno-sanitize-recover=undefined -Wall -Wextra -Werror -iquote src/core -iquote sandbox/supervisor -o "$TMP/sv-asan" \
-    sandbox/supervisor/*.c build/supervisor/kernel_source.c src/core/supervisor_proto.c src/core/egress_frames.c src/core/buf.c 2> "$TMP/asan-build.log" ||
+    $(make -s supervisor-sources) 2> "$TMP/asan-build.log" ||
     { echo "not ok - $SUITE: [asan] build"; sed 's/^/    /' "$TMP/asan-build.log" >&2; return; }
   mkdir -p "$TMP/asan" && chmod 755 "$TMP" "$TMP/asan"
   (cd "$TMP/asan" && ASAN_OPTIONS=detect_leaks=1 python3 "$OLDPWD/tests/supervisor_client.py" --local \
