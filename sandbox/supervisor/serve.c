@@ -186,7 +186,11 @@ static char *home_of(uid_t uid) {
   return home;
 }
 
-static char **command_env(uid_t uid) {
+/* The environment commands start from: the container's, HOME from the
+ * passwd entry of uid, without the variables whose names start with
+ * drop_prefix (NULL: none) — on Kubernetes, KUBERNETES_: the kubelet puts
+ * the API server's address in every container, enableServiceLinks or not. */
+static char **command_env(uid_t uid, const char *drop_prefix) {
   extern char **environ;
   size_t n = 0;
   while (environ[n]) n++;
@@ -194,7 +198,9 @@ static char **command_env(uid_t uid) {
   char *home = uid ? home_of(uid) : NULL;
   size_t k = 0;
   for (size_t i = 0; env && i < n; i++)
-    if (!(home && strncmp(environ[i], "HOME=", 5) == 0)) env[k++] = strdup(environ[i]);
+    if (!(home && strncmp(environ[i], "HOME=", 5) == 0) &&
+        !(drop_prefix && *drop_prefix && strncmp(environ[i], drop_prefix, strlen(drop_prefix)) == 0))
+      env[k++] = strdup(environ[i]);
   if (env && home && (env[k] = malloc(strlen(home) + 6))) sprintf(env[k], "HOME=%s", home);
   free(home);
   return env;
@@ -213,7 +219,7 @@ static void shut_down(server *s) {
   python_free(s);
 }
 
-int serve_main(const char *user, long nproc) {
+int serve_main(const char *user, long nproc, const char *drop_env) {
   server s = {.uid = 1000, .gid = 1000};
   unsigned uid, gid;
   if (user && sscanf(user, "%u:%u", &uid, &gid) == 2) s.uid = uid, s.gid = gid;
@@ -223,7 +229,7 @@ int serve_main(const char *user, long nproc) {
   }
   signal(SIGPIPE, SIG_IGN);
   prctl(PR_SET_DUMPABLE, 0);
-  s.base_env = command_env(s.uid);
+  s.base_env = command_env(s.uid, drop_env);
   if (!s.base_env) return 1;
   buf inbox = BUF_INIT;
   size_t need = 1;

@@ -101,9 +101,11 @@ struct server {
 /* Serves the host on stdin/stdout until stdin closes; commands run as
  * user "UID:GID" (NULL: 1000:1000). nproc > 0: RLIMIT_NPROC, inherited by
  * every command, caps the processes of that user (gVisor, where the host's
- * pids cgroup counts the sandbox kernel's threads, not the commands').
+ * pids cgroup counts the sandbox kernel's threads, not the commands',
+ * and Kubernetes, which has no per-pod pids cap). drop_env (NULL: none):
+ * variables whose names start with it are not passed to commands.
  * Returns the exit code. */
-int serve_main(const char *user, long nproc);
+int serve_main(const char *user, long nproc, const char *drop_env);
 
 /* ---- jobs.c ---- */
 

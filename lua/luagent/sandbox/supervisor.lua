@@ -122,6 +122,9 @@ function supervisor.serve_argv(session)
   if (session.spec.gvisor or session.nproc_cap) and session.spec.limits then
     argv[4] = tostring(session.spec.limits.pids)
   end
+  if session.drop_env then
+    argv[4], argv[5] = argv[4] or "0", session.drop_env
+  end
   return argv
 end
 local serve_argv = supervisor.serve_argv
