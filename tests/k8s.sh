@@ -7,6 +7,7 @@
 #                            repository; Go's build cache too); idempotent: with
 #                            everything there it takes seconds. Installs the Debian
 #                            packages it needs when missing (tools/deps.sh).
+#   tests/k8s.sh built       exit 0 when everything is built already (nothing is done)
 #   tests/k8s.sh start       start the cluster (idempotent; builds first if needed),
 #                            wait until the node is Ready and a probe pod (pause
 #                            image) can be made and exec'd into (then delete it),
@@ -96,6 +97,9 @@
 # namespace (host <-> 10.89.0.2 is INPUT/OUTPUT, not FORWARD). K8S_VETH_NET
 # (default 10.89.0) moves the /30. No cluster DNS, no kube-proxy: the apiserver
 # reaches the kubelet by its InternalIP.
+# The bridge does not enforce NetworkPolicy; k8s.sh drops every pod's traffic
+# at cni0 (iptables INPUT and FORWARD in the cluster's namespace), as a
+# policy-enforcing plugin would for luagent's deny-all policy (pod_firewall).
 #
 # Certificates (openssl, $K8S_RUN/pki, made once): a CA; the apiserver's serving
 # certificate (10.89.0.2, 127.0.0.1, 10.96.0.1, localhost, kubernetes.default...);
@@ -141,336 +145,9 @@ die_log() {
   exit 1
 }
 
-# ---------------------------------------------------------------- build
-
-# the arguments that are files, one a line
-existing() { local f; for f in "$@"; do [ -f "$f" ] && echo "$f"; done; return 0; }
-
-# A private apt configuration: the machine's own Debian entries (the suites of
-# this release), each as both deb and deb-src, with their own lists and cache.
-apt_private_setup() {
-  local a=$CACHE/apt codename
-  mkdir -p "$a/etc/sources.list.d" "$a/lists/partial" "$a/cache/archives/partial"
-  # shellcheck disable=SC1091
-  codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-  # one-line entries: keep "deb" lines of this release, add their deb-src twin
-  existing /etc/apt/sources.list /etc/apt/sources.list.d/*.list | xargs -r cat |
-    awk -v cn="$codename" '$1 == "deb" {
-      n = 2; if ($2 ~ /^\[/) { while ($n !~ /\]$/) n++; n++ }
-      s = $(n + 1)
-      if (s == cn || index(s, cn "-") == 1) { print; sub(/^deb/, "deb-src"); print } }' \
-    > "$a/etc/sources.list"
-  # deb822 entries: the stanzas naming a suite of this release, as deb and deb-src
-  existing /etc/apt/sources.list.d/*.sources | xargs -r cat | awk -v cn="$codename" '
-    function flush() {
-      if (keep && enabled && types ~ /(^|[ \t])deb([ \t]|$)/) { print "Types: deb deb-src"; printf "%s\n", body }
-      body = ""; keep = 0; types = ""; enabled = 1 }
-    BEGIN { enabled = 1 }
-    /^#/ { next }
-    /^[ \t]*$/ { flush(); next }
-    /^[^ \t]/ { key = tolower($1) }
-    key == "types:" && /^[^ \t]/ { types = $0; sub(/^[^:]*:/, "", types); next }
-    key == "suites:" && /^[^ \t]/ { for (i = 2; i <= NF; i++) if ($i == cn || index($i, cn "-") == 1) keep = 1 }
-    key == "enabled:" && /^[^ \t]/ && tolower($2) == "no" { enabled = 0 }
-    { body = body $0 "\n" }
-    END { flush() }' > "$a/etc/sources.list.d/private.sources"
-  [ -s "$a/etc/sources.list" ] || [ -s "$a/etc/sources.list.d/private.sources" ] ||
-    die "no Debian $codename entry in /etc/apt/sources.list{,.d}"
-}
-
-# apt-get with the private configuration
-apt_private() {
-  local a=$CACHE/apt
-  apt-get -q -o Dir::Etc::SourceList="$a/etc/sources.list" \
-    -o Dir::Etc::SourceParts="$a/etc/sources.list.d" -o Dir::State::Lists="$a/lists" \
-    -o Dir::Cache="$a/cache" -o APT::Sandbox::User=root "$@"
-}
-
-apt_private_update() {
-  [ -f "$CACHE/apt/updated" ] && return 0
-  apt_private_setup
-  apt_private update -qq >&2
-  touch "$CACHE/apt/updated"
-}
-
-# apt_private_get DIR ARG...: apt-get ARG... (source or download) in DIR, with
-# the lists renewed once when they are too old for the mirror
-apt_private_get() {
-  local dir=$1; shift
-  apt_private_update
-  (cd "$dir" && apt_private "$@" >/dev/null 2>&1) && return 0
-  rm -f "$CACHE/apt/updated"
-  apt_private_update
-  (cd "$dir" && apt_private "$@" >/dev/null) || die "apt-get $* failed"
-}
-
-# kubernetes' source, patched, in $SRC
-fetch_source() {
-  [ -f "$SRC/.luagent-patched" ] && return 0
-  local dl=$CACHE/src/download
-  rm -rf "$dl" "$SRC" && mkdir -p "$dl"
-  apt_private_get "$dl" source --download-only kubernetes
-  # dpkg-source applies debian/patches (format 3.0 (quilt))
-  dpkg-source --no-check -x "$dl"/kubernetes_*.dsc "$SRC" >/dev/null
-  sed -n '1s/.*(\(.*\)).*/\1/p' "$SRC/debian/changelog" > "$SRC/.luagent-debian-version"
-  # vendored reflect2 1.0.1 crashes with Go >= 1.18: use Debian's 1.0.2
-  rm -rf "$SRC/vendor/github.com/modern-go/reflect2"
-  cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$SRC/vendor/github.com/modern-go/reflect2"
-  find "$SRC/vendor/github.com/modern-go/reflect2" -name '*_test.go' -delete
-  touch "$SRC/.luagent-patched"
-}
-
-# The generated OpenAPI definitions (not in the release tarball), with
-# kubernetes' own make rule, as `make WHAT=...` would (it needs rsync)
-generate_openapi() {
-  [ -f "$SRC/.luagent-generated" ] && return 0
-  fetch_source
-  (cd "$SRC" && PATH=$(dirname "$GO"):$PATH make gen_openapi > "$SRC/.luagent-generate.log" 2>&1) ||
-    die_log "make gen_openapi failed" "$SRC/.luagent-generate.log"
-  touch "$SRC/.luagent-generated"
-}
-
-# kube-apiserver, -controller-manager, -scheduler, kubelet and kubectl in $BIN
-build_kube() {
-  local b missing="" version
-  for b in $KUBE_BINARIES; do [ -x "$BIN/$b" ] || missing="$missing ./cmd/$b"; done
-  [ -z "$missing" ] && return 0
-  generate_openapi
-  mkdir -p "$BIN" "$CACHE/go/cache" "$CACHE/go/path"
-  # 1.20.5+really1.20.2-1.1+deb12u1 -> v1.20.2
-  version=v$(sed 's/.*really//; s/-.*//' "$SRC/.luagent-debian-version")
-  # GOPATH mode: the vendored package's import path
-  local pkg=k8s.io/kubernetes/vendor/k8s.io/component-base/version ldflags minor
-  minor=$(echo "$version" | cut -d. -f2)
-  ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor \
-    -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-  # GOPATH mode with vendor/, as kubernetes' own make (hack/lib/golang.sh) and
-  # Debian's build do: in module mode Go 1.19 finds go.mod inconsistent
-  local gopath=$CACHE/go/path
-  mkdir -p "$gopath/src/k8s.io"
-  ln -sfn "$SRC" "$gopath/src/k8s.io/kubernetes"
-  # shellcheck disable=SC2086
-  (cd "$gopath/src/k8s.io/kubernetes" && GOCACHE=$CACHE/go/cache GOPATH=$gopath \
-    GO111MODULE=off GOPROXY=off GOFLAGS='' CGO_ENABLED=0 \
-    "$GO" build -trimpath -ldflags "$ldflags" -o "$BIN/" $missing) ||
-    die "go build failed"
-}
-
-# etcd from its Debian package, unpacked (no daemon)
-fetch_debs() {
-  [ -x "$BIN/etcd" ] && return 0
-  local d=$CACHE/debs
-  rm -rf "$d" && mkdir -p "$d/root" "$BIN"
-  apt_private_get "$d" download etcd-server
-  dpkg-deb -x "$d"/etcd-server_*.deb "$d/root"
-  cp "$d/root/usr/bin/etcd" "$BIN/"
-}
-
-# The pause image as a `docker save` tarball: /pause, static, from kubernetes'
-# build/pause/linux/pause.c
-build_pause() {
-  local out=$CACHE/pause.tar
-  [ -s "$out" ] && return 0
-  fetch_source
-  local w=$CACHE/pause.work
-  rm -rf "$w" && mkdir -p "$w/rootfs"
-  gcc -Os -static -Wall -DVERSION=luagent -o "$w/rootfs/pause" "$SRC/build/pause/linux/pause.c"
-  strip "$w/rootfs/pause"
-  tar --numeric-owner --owner=0 --group=0 --mtime=@0 -C "$w/rootfs" -cf "$w/layer.tar" pause
-  local diff config cfgsum
-  diff=$(sha256sum "$w/layer.tar" | cut -d' ' -f1)
-  config='{"architecture":"amd64","os":"linux","config":{"Entrypoint":["/pause"],"User":"65535:65535"},"rootfs":{"type":"layers","diff_ids":["sha256:'$diff'"]},"history":[{"created_by":"luagent tests/k8s.sh: static pause.c"}]}'
-  cfgsum=$(printf '%s' "$config" | sha256sum | cut -d' ' -f1)
-  printf '%s' "$config" > "$w/$cfgsum.json"
-  mkdir -p "$w/$diff" && mv "$w/layer.tar" "$w/$diff/layer.tar"
-  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' \
-    "$cfgsum" "$PAUSE_IMAGE" "$diff" > "$w/manifest.json"
-  tar --numeric-owner --owner=0 --group=0 -C "$w" -cf "$out.tmp" manifest.json "$cfgsum.json" "$diff"
-  mv "$out.tmp" "$out"
-  rm -rf "$w"
-}
-
-build() {
-  mkdir -p "$CACHE"
-  # shellcheck disable=SC2086
-  "$repo/tools/deps.sh" $BUILD_PACKAGES $RUN_PACKAGES >&2
-  fetch_debs
-  build_kube
-  build_pause
-}
-
-built() {
-  local b
-  for b in $KUBE_BINARIES etcd; do [ -x "$BIN/$b" ] || return 1; done
-  [ -s "$CACHE/pause.tar" ]
-}
-
-# ---------------------------------------------------------------- certificates
-
-PKI=$RUN/pki
-
-# cert NAME CN O EXTENSIONS: NAME.key and NAME.crt signed by the CA
-cert() {
-  local name=$1 cn=$2 o=$3 ext=$4 subj
-  subj=/CN=$cn; [ -n "$o" ] && subj="/O=$o$subj"
-  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -subj "$subj" -keyout "$PKI/$name.key" -out "$PKI/$name.csr" 2>/dev/null
-  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n%s\n' "$ext" \
-    > "$PKI/$name.ext"
-  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-    -days 365 -extfile "$PKI/$name.ext" -out "$PKI/$name.crt" 2>/dev/null
-  rm -f "$PKI/$name.csr" "$PKI/$name.ext"
-}
-
-client_cert() { cert "$1" "$2" "${3:-}" extendedKeyUsage=clientAuth; }
-
-b64() { base64 -w0 < "$1"; }
-
-# kubeconfig NAME USER [CONTEXT NAMESPACE]: $RUN/NAME.kubeconfig with USER's cert
-kubeconfig() {
-  local user=$2 context=${3:-$2} ns=${4:-default}
-  cat > "$RUN/$1.kubeconfig" <<YAML
-apiVersion: v1
-kind: Config
-clusters:
-- name: luagent-k8s
-  cluster: {server: "$APISERVER", certificate-authority-data: $(b64 "$PKI/ca.crt")}
-users:
-- name: $user
-  user: {client-certificate-data: $(b64 "$PKI/$user.crt"), client-key-data: $(b64 "$PKI/$user.key")}
-contexts:
-- name: $context
-  context: {cluster: luagent-k8s, user: $user, namespace: $ns}
-current-context: $context
-YAML
-  chmod 600 "$RUN/$1.kubeconfig"
-}
-
-# The CA, every certificate and kubeconfig, once per $K8S_RUN and addresses
-make_pki() {
-  local stamp="$NODE_IP $SERVICE_IP"
-  [ "$(cat "$PKI/stamp" 2>/dev/null)" = "$stamp" ] && return 0
-  rm -rf "$PKI" && mkdir -p "$PKI" && chmod 700 "$PKI"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
-    -subj /CN=luagent-k8s-ca -keyout "$PKI/ca.key" -out "$PKI/ca.crt" 2>/dev/null
-  cert apiserver kube-apiserver "" "extendedKeyUsage=serverAuth
-subjectAltName=IP:$NODE_IP,IP:127.0.0.1,IP:$SERVICE_IP,DNS:localhost,DNS:$NODE,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
-  cert kubelet-serving "system:node:$NODE" system:nodes "extendedKeyUsage=serverAuth
-subjectAltName=IP:$NODE_IP,DNS:$NODE"
-  client_cert admin luagent-admin system:masters
-  client_cert apiserver-kubelet kube-apiserver-kubelet-client system:masters
-  client_cert controller-manager system:kube-controller-manager
-  client_cert scheduler system:kube-scheduler
-  client_cert kubelet "system:node:$NODE" system:nodes
-  openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
-  openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
-  kubeconfig admin admin "$CONTEXT" "$NAMESPACE"
-  kubeconfig controller-manager controller-manager
-  kubeconfig scheduler scheduler
-  kubeconfig kubelet kubelet
-  echo "$stamp" > "$PKI/stamp"
-}
-
-# ---------------------------------------------------------------- configuration
-
-# containerd's config, the runsc wrapper and the CNI network
-write_configs() {
-  mkdir -p "$RUN/containerd" "$RUN/cni/net.d" "$RUN/log"
-  cat > "$RUN/runsc-ptrace" <<RUNSC
-#!/bin/sh
-# gVisor for containerd's runc v2 shim: the ptrace platform (KVM hangs here);
-# no network: this runsc takes every netns for the root one on this kernel.
-# Each container gets a sandbox of its own: runsc would put a pod's containers
-# into the pause container's sandbox (by the CRI annotation renamed here), but
-# this shim then watches the sandbox's pid for the container's, and neither
-# stopping it nor its output work.
-bundle=""; create=""; prev=""
-for a in "\$@"; do
-  [ "\$prev" = --bundle ] && bundle=\$a
-  [ "\$a" = create ] && create=1
-  prev=\$a
-done
-spec=\$bundle/config.json
-if [ -n "\$create" ] && [ -f "\$spec" ]; then
-  sed -i 's/"io\.kubernetes\.cri\.container-type"/"luagent.cri.container-type"/' "\$spec"
-  # its own sandbox has its own UTS namespace: the pod's name as its hostname
-  pod=\$(sed -n 's/.*"io\.kubernetes\.cri\.sandbox-name":"\([a-z0-9.-]*\)".*/\1/p' "\$spec")
-  if [ -n "\$pod" ] && ! grep -q '"hostname":' "\$spec"; then
-    sed -i "0,/{/s//{\"hostname\":\"\$pod\",/" "\$spec"
-  fi
-fi
-# kill of a container that has exited: runsc says "sandbox is not running", which
-# the shim takes for a failure (the pod is never removed); runc's words for it
-# are "container not running"
-case " \$* " in
-  *" kill "*)
-    out=\$(/usr/bin/runsc --platform=ptrace --network=none "\$@" 2>&1) && exit 0
-    rc=\$?
-    printf '%s\n' "\$out" >&2
-    case \$out in *"not running"*|*"cannot signal container"*) echo "container not running" >&2 ;; esac
-    exit \$rc ;;
-esac
-exec /usr/bin/runsc --platform=ptrace --network=none "\$@"
-RUNSC
-  chmod 755 "$RUN/runsc-ptrace"
-  local c='plugins."io.containerd.grpc.v1.cri"'
-  cat > "$RUN/containerd/config.toml" <<TOML
-version = 2
-root = "$RUN/containerd/root"
-state = "$RUN/containerd/state"
-[grpc]
-  address = "$RUN/containerd/containerd.sock"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$RUN/containerd/opt"
-[$c]
-  sandbox_image = "$PAUSE_IMAGE"
-  # root lacks CAP_SYS_RESOURCE here: without this every pod fails (runc "EOF")
-  restrict_oom_score_adj = true
-  [$c.containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [$c.containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [$c.containerd.runtimes.runc.options]
-        BinaryName = "/usr/sbin/runc"
-        Root = "$RUN/runc"
-    [$c.containerd.runtimes.runsc]
-      runtime_type = "io.containerd.runc.v2"
-      [$c.containerd.runtimes.runsc.options]
-        BinaryName = "$RUN/runsc-ptrace"
-        Root = "$RUN/runsc"
-  [$c.cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$RUN/cni/net.d"
-TOML
-  cat > "$RUN/cni/net.d/10-luagent.conflist" <<CNI
-{"cniVersion": "0.4.0", "name": "luagent-k8s", "plugins": [
-  {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]],
-            "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$RUN/cni/ipam"}}]}
-CNI
-  cat > "$RUN/kubelet.yaml" <<YAML
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-address: $NODE_IP
-authentication:
-  anonymous: {enabled: false}
-  webhook: {enabled: false}
-  x509: {clientCAFile: $PKI/ca.crt}
-authorization: {mode: AlwaysAllow}
-tlsCertFile: $PKI/kubelet-serving.crt
-tlsPrivateKeyFile: $PKI/kubelet-serving.key
-cgroupDriver: cgroupfs
-failSwapOn: false
-readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
-resolvConf: ""
-serializeImagePulls: false
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-evictionHard: {memory.available: 50Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
-YAML
-}
+# the build (tests/k8s/build.sh) and the certificates and configuration files (tests/k8s/config.sh)
+. "$here/k8s/build.sh"
+. "$here/k8s/config.sh"
 
 # ---------------------------------------------------------------- namespaces
 
@@ -491,6 +168,21 @@ net_up() {
   fi
   ip link set lk8s-host up
   ip -n "$NETNS" link set lk8s-node up
+  pod_firewall
+}
+
+# The bridge plugin does not enforce NetworkPolicy. Every pod of this cluster
+# is a luagent sandbox under luagent's deny-all policy (luagent.network=none),
+# so what a policy-enforcing plugin (Calico, Cilium, ...) would do for them is
+# done here: nothing a pod sends leaves the bridge — not to the node (the
+# apiserver, the kubelet), not through it to the host. Inside the cluster's
+# namespace only; a network = true session has no network on this cluster.
+pod_firewall() {
+  local chain
+  for chain in INPUT FORWARD; do
+    ip netns exec "$NETNS" iptables -C "$chain" -i cni0 -j DROP 2>/dev/null ||
+      ip netns exec "$NETNS" iptables -I "$chain" -i cni0 -j DROP
+  done
 }
 
 # Host folders the cluster's programs write to whatever their flags say
@@ -843,6 +535,7 @@ env_lines() {
 
 case ${1:-} in
   build) build ;;
+  built) built ;;
   start) start ;;
   stop) stop ;;
   env) env_lines ;;
