@@ -242,9 +242,10 @@ function SandboxSession:warm() end
 function SandboxSession:alive() end
 
 ---A warm pool's, where other processes could take the same session (a cluster's warm pod):
----claims it for this process; false when another did first. Optional: a session without
----it is this process's alone.
----@return boolean
+---claims it for this process: true; "taken" when another did first (the pool lets go of it and
+---never removes it); false when it cannot be used. Optional: a session without it is this
+---process's alone.
+---@return boolean|"taken"
 function SandboxSession:claim() end
 
 ---A warm pool's: stages what the open that takes it asks (and what a restart stages again).

@@ -109,4 +109,32 @@ t.test("sandbox.open raises on a malformed engines option, naming it, before any
   t.raises(function() sandbox.open{capacity_wait = -1} end, "capacity_wait must be seconds >= 0")
 end)
 
+t.test("a Kubernetes cluster: k8s://CONTEXT?namespace=NS#N, the current context when empty, beside Docker engines",
+  function()
+  local entries = assert(parse("k8s://prod?namespace=agents#20, unix:///var/run/docker.sock#4, k8s://"))
+  t.eq(entries[1].kind, "k8s")
+  t.eq(entries[1].context, "prod")
+  t.eq(entries[1].namespace, "agents")
+  t.eq(entries[1].capacity, 20)
+  t.eq(entries[2].kind, nil, "a Docker engine")
+  t.eq(entries[3].kind, "k8s")
+  t.eq(entries[3].context, nil, "the kubeconfig's current context")
+  t.eq(entries[3].namespace, nil, "the context's namespace")
+  local eks = assert(parse({{host = "k8s://arn:aws:eks:eu-west-1:1:cluster/a%20b?namespace=x&ttl=3600&pull=Never",
+                             runtime = "runsc"}}))[1]
+  t.eq(eks.context, "arn:aws:eks:eu-west-1:1:cluster/a b", "%XX escapes")
+  t.eq(eks.ttl, 3600)
+  t.eq(eks.pull, "Never")
+  t.eq(eks.runtime, "runsc")
+end)
+
+t.test("a malformed cluster address is refused naming what is wrong", function()
+  refused("k8s://c?namespace=Agents", "namespace \"Agents\" is not a Kubernetes namespace name")
+  refused("k8s://c?name=x", "\"name=x\" is not a setting of a cluster")
+  refused("k8s://c?ttl=5", "ttl=5: say seconds, 60 or more")
+  refused("k8s://c?pull=sometimes", "pull=sometimes: IfNotPresent, Always or Never")
+  refused({{host = "k8s://c", tls = true}}, "a cluster's TLS is its kubeconfig's")
+  refused("ssh://box", "or k8s://CONTEXT%?namespace=NS")
+end)
+
 return t.done()

@@ -17,7 +17,11 @@ end
 
 local BACKENDS = {
   {module = "luagent.sandbox.docker_backend", session = "Session"},
+  {module = "luagent.sandbox.k8s_backend", session = "Session"},
 }
+local KINDS = {"luagent.sandbox.docker_engine", "luagent.sandbox.k8s_engine"}
+-- optional methods: a backend has them where they apply
+local OPTIONAL = {claim = true}
 local SUPERVISORS = {
   {module = "luagent.sandbox.supervisor", class = "Supervisor"},
 }
@@ -25,9 +29,16 @@ local SUPERVISORS = {
 local function missing(class_table, names)
   local gaps = {}
   for _, name in ipairs(names) do
-    if type(class_table[name]) ~= "function" then gaps[#gaps + 1] = name end
+    if type(class_table[name]) ~= "function" and not OPTIONAL[name] then gaps[#gaps + 1] = name end
   end
   return gaps
+end
+
+-- The functions the annotation declares for a table (`function Table.name(`).
+local function declared_functions(class)
+  local names = {}
+  for name in META:gmatch("\nfunction " .. class .. "%.([%w_]+)%(") do names[#names + 1] = name end
+  return names
 end
 
 t.test("the contracts declare what a session and a supervisor do", function()
@@ -52,8 +63,18 @@ t.test("every supervisor handle has every method of luagent.SandboxSupervisor", 
   end
 end)
 
+t.test("every engine kind has every function of luagent.SandboxEngineKind, and its backend", function()
+  t.ok(#declared_functions("SandboxEngineKind") >= 15, "SandboxEngineKind's functions")
+  for _, name in ipairs(KINDS) do
+    local kind = require(name)
+    local gaps = missing(kind, declared_functions("SandboxEngineKind"))
+    t.eq(#gaps, 0, name .. " lacks: " .. table.concat(gaps, ", "))
+    t.eq(type(kind.backend.create), "function", name .. ".backend.create")
+  end
+end)
+
 t.test("the check finds a method a backend lacks", function()
   t.same(missing({start = print}, {"start", "exec"}), {"exec"})
 end)
 
-t.done()
+return t.done()

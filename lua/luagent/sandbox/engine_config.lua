@@ -1,4 +1,5 @@
--- luagent.sandbox.engine_config: reading a list of Docker engines — the
+-- luagent.sandbox.engine_config: reading a list of engines (Docker engines
+-- and Kubernetes clusters) — the
 -- `engines` option of sandbox.open and sandbox.pool, sandbox.defaults.engines,
 -- and the environment's LUAGENT_ENGINES — into checked entries. Nothing here
 -- talks to an engine (luagent.sandbox.engine_set does).
@@ -11,10 +12,18 @@
 --   entry = {host = URL, capacity = N | nil, runtime = NAME | nil, where = 'entry 2 ("tcp://...")',
 --            tls = nil (DOCKER_TLS_VERIFY's convention) | false | {ca_file, cert_file, key_file},
 --            tls_from = where TLS comes from (nil: none)}
+--   a cluster's entry: {host = "k8s://...", kind = "k8s", context = NAME | nil (the kubeconfig's
+--            current one), namespace = NS | nil (the context's), ttl = seconds | nil, pull = POLICY | nil,
+--            capacity, runtime, where}
 --   engine_config.describe(entry) -> "tcp://host:2376 (capacity 8, TLS)"
 --
 -- An address is unix:///absolute/path or tcp://HOST:PORT (HOST a name, an
--- IPv4 address or [an IPv6 one]); a capacity is "URL#N" or capacity = N, a
+-- IPv4 address or [an IPv6 one]), or a Kubernetes cluster:
+-- k8s://CONTEXT?namespace=NS — a context of the kubeconfig (KUBECONFIG, else
+-- ~/.kube/config; empty: its current context; %XX escapes any character) and
+-- the namespace its sandboxes go to (default: the context's); also
+-- ttl=SECONDS (each pod's activeDeadlineSeconds, default 86400) and
+-- pull=IfNotPresent|Always|Never (the image pull policy). A capacity is "URL#N" or capacity = N, a
 -- whole number of sessions of this process on that engine (none: no limit).
 -- runtime = NAME (table form only): the runtime this engine's sessions run
 -- under unless sandbox.open names one (e.g. "runsc", gVisor).
@@ -39,7 +48,45 @@ local function trim(s)
 end
 
 -- nil | why the address is not one luagent can speak to.
+local K8S_QUERY = {namespace = true, ttl = true, pull = true}
+local PULL = {IfNotPresent = true, Always = true, Never = true}
+
+local function unescape(s)
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+-- k8s://CONTEXT?k=v&k=v as {context, namespace, ttl, pull} | nil, why.
+function engine_config.parse_k8s(url)
+  local rest = url:match("^k8s://(.*)$")
+  local context, query = rest:match("^([^?]*)%??(.*)$")
+  if context:find("[%s,#]") then return nil, "a context name with a space, a comma or a # must be %XX-escaped" end
+  local out = {context = context ~= "" and unescape(context) or nil}
+  for pair in query:gmatch("[^&]+") do
+    local k, v = pair:match("^([^=]+)=(.*)$")
+    if not k or not K8S_QUERY[k] then
+      return nil, ("%q is not a setting of a cluster (k8s://CONTEXT?namespace=NS&ttl=SECONDS&pull=POLICY)")
+        :format(pair)
+    end
+    out[k] = unescape(v)
+  end
+  local ns = out.namespace
+  if ns and not (#ns <= 63 and ns:match("^[a-z0-9][-a-z0-9]*$") and ns:match("[a-z0-9]$")) then
+    return nil, ("namespace %q is not a Kubernetes namespace name (lower-case letters, digits and -)")
+      :format(out.namespace)
+  end
+  if out.ttl then
+    local n = math.tointeger(tonumber(out.ttl))
+    if not n or n < 60 then return nil, ("ttl=%s: say seconds, 60 or more"):format(out.ttl) end
+    out.ttl = n
+  end
+  if out.pull and not PULL[out.pull] then
+    return nil, ("pull=%s: IfNotPresent, Always or Never"):format(out.pull)
+  end
+  return out
+end
+
 local function url_problem(url)
+  if url:match("^k8s://") then return select(2, engine_config.parse_k8s(url)) end
   if url:match("^unix://") then
     if url:sub(8, 8) ~= "/" then
       return "a unix:// address names the socket's absolute path, e.g. unix:///var/run/docker.sock"
@@ -59,10 +106,10 @@ local function url_problem(url)
   end
   local scheme = url:match("^([%a][%w+.-]*)://")
   if scheme then
-    return ("%s:// is not supported: use unix:///path/to/docker.sock or tcp://HOST:PORT (an engine behind ssh: "
-      .. "forward its socket with ssh -L and name the local end)"):format(scheme)
+    return ("%s:// is not supported: use unix:///path/to/docker.sock, tcp://HOST:PORT (an engine behind ssh: "
+      .. "forward its socket with ssh -L and name the local end) or k8s://CONTEXT?namespace=NS"):format(scheme)
   end
-  return "not an engine address: use unix:///path/to/docker.sock or tcp://HOST:PORT"
+  return "not an engine address: use unix:///path/to/docker.sock, tcp://HOST:PORT or k8s://CONTEXT?namespace=NS"
 end
 
 local function cert_dir_files(dir)
@@ -158,6 +205,12 @@ local function entry_of(item, option, index)
   local why = url_problem(host)
   if why then return bad(option, where, "%s", why) end
   local e = {host = host, capacity = capacity, where = where, runtime = runtime}
+  if host:match("^k8s://") then
+    if tls ~= nil then return bad(option, where, "tls is for tcp:// engines; a cluster's TLS is its kubeconfig's") end
+    local k = engine_config.parse_k8s(host)
+    e.kind, e.context, e.namespace, e.ttl, e.pull = "k8s", k.context, k.namespace, k.ttl, k.pull
+    return e
+  end
   if host:match("^unix://") then
     if tls then return bad(option, where, "tls is for tcp:// engines; a unix socket needs none") end
     return e

@@ -220,12 +220,16 @@ function Pool:_take()
   while #self.ready > 0 do
     local session = table.remove(self.ready, 1)
     -- a cluster's warm pod is claimed by a label patch first (another process may take it)
-    if session:alive() and (not session.claim or session:claim()) then
+    local claimed = session:alive() and (not session.claim or session:claim())
+    if claimed == true then
       self.handed[session.id], self.taken = true, self.taken + 1
       self:_refill()
       return session
+    elseif claimed == "taken" then
+      session:forget() -- another process's now: let go of it, never remove it
+    else
+      track(self, function() return session:remove() end)
     end
-    track(self, function() return session:remove() end)
   end
   self:_refill()
   return nil

@@ -66,28 +66,29 @@ local function restart(session)
   for attempt = 1, ATTEMPTS do
     local revived, rerr = session:_revive()
     if not revived then return nil, session:_engine_lost() or rerr end
-    local ok, err = true, nil
     if revived.restarted then
       session.restarted_container = true
       session.container_oom_killed = session.container_oom_killed or revived.oom_killed
       session.stop_reason = revived.why or session.stop_reason
       session.reset_by_restart = revived.reset
+      session.restart_done = revived.done
     end
-    if revived.reset then
-      session.workspace_reset = revived.reset_why
-      ok, err = session:_stage()
+    -- the supervisor first: a backend without an archive API stages through it
+    local ex, err = session:_start_supervisor()
+    local ok = ex ~= nil
+    if ok then
+      session.engine_unreachable = nil
+      session.supervisor = ex
+      if revived.reset then
+        session.workspace_reset = revived.reset_why
+        ok, err = session:_stage()
+      end
     end
     if ok then
-      local ex
-      ex, err = session:_start_supervisor()
-      if ex then
-        session.engine_unreachable = nil
-        session.supervisor = ex
-        session.restarts = session.restarts + 1
-        local what = session.restarted_container and "container" or "supervisor"
-        session.restarted_container = nil
-        return what
-      end
+      session.restarts = session.restarts + 1
+      local what = session.restarted_container and "container" or "supervisor"
+      session.restarted_container = nil
+      return what
     end
     last_err = session:_engine_lost() or err
     if session.closing or recovery.unreachable(last_err) then break end
@@ -114,8 +115,9 @@ end
 local function restart_error(session, what, why)
   if what == "container" and session.container_oom_killed then why = recovery.oom_killed_text(session)
   elseif what == "container" and session.stop_reason then why = session.stop_reason end
-  session.container_oom_killed, session.stop_reason = nil, nil
-  local done = what == "container"
+  local done = what == "container" and session.restart_done
+  session.container_oom_killed, session.stop_reason, session.restart_done = nil, nil, nil
+  done = done or what == "container"
     and ("its container had stopped and was started again%s"):format(session.reset_by_restart
       and ", and the workspace was reset to what sandbox.open staged" or (" (%s)"):format(session.workspace_kept_text))
     or "a new supervisor was started (the workspace is kept)"

@@ -14,7 +14,8 @@
 --   session:_revive() -> revived | nil, err   the session runs (started again if it stopped):
 --       {restarted = boolean (it had stopped), reset = boolean (its workspace was emptied: it
 --        is staged again), reset_why = text (why, for session.workspace_reset), oom_killed =
---        boolean, why = text | nil (what the backend said of the stop)}
+--        boolean, why = text | nil (what the backend said of the stop), done = text | nil (what
+--        was done, when not "its container had stopped and was started again")}
 --   session:_engine_lost() -> err | nil       the engine does not answer (a short call)
 --   session:_engine_gone() -> err | nil       before a removal: the engine is known gone
 --   session.engine_name                     "the Docker engine", "the Kubernetes API server"
