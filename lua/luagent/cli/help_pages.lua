@@ -45,7 +45,7 @@ pages.INTRO = prose("intro")
 
 pages.ORDER = {"run", "new", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
 pages.GUIDES = {"recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "network", "pool",
-                "fork", "engines", "outputs", "traces", "checks", "faults", "errors"}
+                "fork", "engines", "kubernetes", "outputs", "traces", "checks", "faults", "errors"}
 
 local T = {}
 pages.TOPICS = T
@@ -398,6 +398,12 @@ T.engines = {
   see = "luagent help sandboxes, luagent help faults; lua/meta/sandbox.lua (engines, capacity_wait).",
 }
 
+T.kubernetes = {
+  about = "sandboxes as Pods on a Kubernetes cluster (k8s://CONTEXT)",
+  text = prose("kubernetes"),
+  see = "luagent help engines, luagent help pool; sandbox/KUBERNETES.md (the design).",
+}
+
 T.outputs = {
   about = "bringing outputs home: save, manifest, mirror, rescue",
   text = prose("outputs"),
@@ -442,6 +448,7 @@ T.errors = {
   about = "the one failure value, and the catalogue of its kinds",
   text = prose("errors"),
   rows = error_kinds(),
+  term_width = 19, -- cluster_unreachable, the longest kind, on its own row's line
   see = "lua/meta/errors.lua, lua/meta/retry.lua.",
 }
 
