@@ -10,8 +10,14 @@ done
 if [ "$(id -u)" -eq 0 ]; then
   echo "luagent: installing$missing"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  # One apt at a time: the Kubernetes test cluster's build installs its
+  # packages in the background while the test phases install theirs; a second
+  # apt-get would fail on dpkg's lock, so each waits its turn (and for any
+  # other apt, up to 10 minutes).
+  exec 9> /var/lock/luagent-deps.lock
+  flock 9
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
 else
   echo "luagent: missing packages:$missing" >&2
   echo "luagent: run: sudo apt-get install -y$missing" >&2
