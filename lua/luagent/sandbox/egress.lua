@@ -311,16 +311,26 @@ end
 
 -- ---- the relay ----
 
+-- `luagent-supervisor egress PORT` as root in the sandbox, its stdin and
+-- stdout the relay's stream: a Docker exec's hijacked start, or the stream a
+-- backend makes for a command (a Kubernetes exec WebSocket: _exec_stream_options).
 local function open_relay(session, want_ca)
-  local client = session.client
-  local created, err = client:call("POST", "/containers/" .. session.container .. "/exec", {
-    AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false, User = "0",
-    Cmd = {supervisor.PATH, "egress", tostring(network_rules.PROXY_PORT)},
-  })
-  if not created then return nil, errors.from(err) end
+  local argv = {supervisor.PATH, "egress", tostring(network_rules.PROXY_PORT)}
+  local opts, err
+  if session._exec_stream_options then
+    opts = session:_exec_stream_options(argv)
+  else
+    local client = session.client
+    local created
+    created, err = client:call("POST", "/containers/" .. session.container .. "/exec", {
+      AttachStdin = true, AttachStdout = true, AttachStderr = true, Tty = false, User = "0", Cmd = argv,
+    })
+    if not created then return nil, errors.from(err) end
+    opts = client:options("/exec/" .. created.Id .. "/start", {body = START_BODY})
+  end
+  opts.ca = want_ca
   local h
-  h, err = engine_stream.egress(client:options("/exec/" .. created.Id .. "/start",
-    {body = START_BODY, ca = want_ca}))
+  h, err = engine_stream.egress(opts)
   if not h then return nil, errors.from(err) end
   return h
 end

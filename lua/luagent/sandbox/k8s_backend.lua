@@ -252,11 +252,17 @@ end
 
 -- ---- starting ----
 
-function Session:_start_supervisor()
+-- The options of an exec WebSocket running argv in the sandbox container
+-- (as its user, root: the supervisor's serve and egress relay).
+function Session:_exec_stream_options(argv)
   local q = {"container=" .. pod.CONTAINER, "stdin=true", "stdout=true", "stderr=true", "tty=false"}
-  for _, a in ipairs(supervisor.serve_argv(self)) do q[#q + 1] = "command=" .. urlencode(a) end
+  for _, a in ipairs(argv) do q[#q + 1] = "command=" .. urlencode(a) end
   local path = pod_path(self.client, self.container) .. "/exec?" .. table.concat(q, "&")
-  local channel, err = engine_stream.supervisor(self.client:stream_options(path, {timeout = 15}))
+  return self.client:stream_options(path, {timeout = 15})
+end
+
+function Session:_start_supervisor()
+  local channel, err = engine_stream.supervisor(self:_exec_stream_options(supervisor.serve_argv(self)))
   if not channel then return nil, errors.from(err) end
   return supervisor.over(channel)
 end

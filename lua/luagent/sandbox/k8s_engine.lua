@@ -50,18 +50,19 @@ function kind.has_image()
   return true
 end
 
--- The RuntimeClasses: {names, default = nil, gvisor = {NAME = true}} (a
--- handler named runsc or gvisor is gVisor).
+-- The RuntimeClasses: {names, default = "runc", gvisor = {NAME = true}} (a
+-- handler named runsc or gvisor is gVisor). "runc" stands for the nodes'
+-- default runtime, a pod without runtimeClassName (luagent.sandbox.k8s_pod).
 function kind.runtimes(client)
   local list, err = client:call("GET", "/apis/node.k8s.io/v1/runtimeclasses")
   if not list then return nil, errors.from(err) end
-  local names, gvisor = {}, {}
+  local names, gvisor = {"runc"}, {}
   for _, rc in ipairs(list.items or {}) do
     names[#names + 1] = rc.metadata.name
     if rc.handler == "runsc" or rc.handler == "gvisor" then gvisor[rc.metadata.name] = true end
   end
   table.sort(names)
-  return {names = names, default = nil, gvisor = gvisor}
+  return {names = names, default = "runc", gvisor = gvisor}
 end
 
 function kind.missing_runtime(address, name, have, from)

@@ -135,7 +135,7 @@ function pod.manifest(spec, o)
       hostNetwork = false, hostPID = false, hostIPC = false, shareProcessNamespace = false,
       terminationGracePeriodSeconds = 2, -- the supervisor ends commands itself
       activeDeadlineSeconds = o.ttl, -- a last resort: nothing outlives a killed luagent by more
-      runtimeClassName = spec.runtime,
+      runtimeClassName = spec.runtime ~= "runc" and spec.runtime or nil, -- runc: the nodes' default
       securityContext = {seccompProfile = {type = "RuntimeDefault"}},
       containers = {container(spec, o)},
       volumes = {
