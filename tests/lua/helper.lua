@@ -9,10 +9,21 @@
 -- runs under it (sandbox.defaults.runtime), and t.test(name, fn, {skip_runtime
 -- = {runsc = "why: the gVisor limit"}}) skips a test that cannot hold there,
 -- printing a "# skip" line (counted neither way) with the reason.
+--
+-- LUAGENT_TEST_ENGINE=k8s (tests/run's kubernetes phase, with KUBECONFIG and
+-- LUAGENT_TEST_K8S set): every sandbox the spec opens is a pod on that
+-- cluster (sandbox.defaults.engines), and {skip_engine = {k8s = "why"}}
+-- skips a test that cannot hold there (it drives the Docker engine itself).
 local t = {}
 local spec = (luagent.recipe or "?"):match("([^/]+)%.lua$") or "?"
 t.runtime = os.getenv("LUAGENT_TEST_RUNTIME")
 if t.runtime == "" then t.runtime = nil end
+t.engine = os.getenv("LUAGENT_TEST_ENGINE")
+if t.engine == "" then t.engine = nil end
+if t.engine == "k8s" then
+  luagent.sandbox.defaults.engines = {(assert(os.getenv("LUAGENT_TEST_K8S"), "LUAGENT_TEST_K8S is not set"))}
+  spec = spec .. "@k8s"
+end
 if t.runtime then
   luagent.sandbox.defaults.runtime = t.runtime
   spec = spec .. "@" .. t.runtime -- its lines apart from the default runtime's
@@ -85,6 +96,11 @@ function t.test(name, fn, opts)
   local skip = t.runtime and opts and opts.skip_runtime and opts.skip_runtime[t.runtime]
   if skip then
     print(("# skip - %s: %s: under runtime %s: %s"):format(spec, name, t.runtime, skip))
+    return
+  end
+  skip = t.engine and opts and opts.skip_engine and opts.skip_engine[t.engine]
+  if skip then
+    print(("# skip - %s: %s: on engine %s: %s"):format(spec, name, t.engine, skip))
     return
   end
   count = count + 1

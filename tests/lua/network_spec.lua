@@ -314,9 +314,13 @@ end)
 t.test("the relay killed from outside comes back: the next connections work, and it is traced", function()
   local before = box:network().connections
   -- as root, through the engine (nothing in the sandbox can reach the relay: it runs as root)
-  local kill = ("docker exec -u 0 %s sh -c 'for p in /proc/[0-9]*; do [ ${p#/proc/} != $$ ] && "
-    .. "grep -q egress $p/cmdline 2>/dev/null && kill -9 ${p#/proc/}; done' >/dev/null 2>&1")
-    :format(box.container)
+  local script = "'for p in /proc/[0-9]*; do [ ${p#/proc/} != $$ ] && grep -q egress $p/cmdline 2>/dev/null && "
+    .. "kill -9 ${p#/proc/}; done' >/dev/null 2>&1"
+  local kill = ("docker exec -u 0 %s sh -c %s"):format(box.container, script)
+  if t.engine == "k8s" then -- a pod: the cluster's exec (its user is the container's, root)
+    local ns = os.getenv("LUAGENT_TEST_K8S"):match("namespace=([%w%-]+)")
+    kill = ("tests/k8s.sh kubectl -n %s exec %s -- sh -c %s"):format(ns, box.container, script)
+  end
   os.execute(kill)
   local r, deadline
   deadline = luagent.now() + 20

@@ -13,10 +13,26 @@ local pools = require "luagent.sandbox.pool"
 local client = assert(sandbox.engine())
 local host = client.endpoint.description
 
+local K8S = t.engine == "k8s" -- the cluster's words: RuntimeClass, pods, no default runtime
+local NS = K8S and os.getenv("LUAGENT_TEST_K8S"):match("namespace=([%w%-]+)")
+
 local function containers_labelled(label)
+  if K8S then
+    return #assert(client:call("GET", "/api/v1/namespaces/" .. NS .. "/pods", nil, {query = {labelSelector = label}}))
+      .items
+  end
   local list = assert(client:call("GET", "/containers/json",
     nil, {query = {all = 1, filters = json.encode({label = {label}})}}))
   return #list
+end
+
+-- The runtime a session runs under, as its engine says (runc: the default).
+local function runtime_of(box)
+  if K8S then
+    local p = assert(client:call("GET", "/api/v1/namespaces/" .. NS .. "/pods/" .. box.container))
+    return p.spec.runtimeClassName or "runc"
+  end
+  return assert(client:call("GET", "/containers/" .. box.container .. "/json")).HostConfig.Runtime
 end
 
 t.test("a runtime the engine lacks fails the open before any container is made, naming what it has", function()
@@ -25,10 +41,10 @@ t.test("a runtime the engine lacks fails the open before any container is made, 
   t.eq(box, nil, "no box")
   t.eq(err.kind, "config")
   t.match(err.message, 'runtime = "no%-such%-runtime"')
-  t.match(err.message, "has no runtime", "says what is missing")
+  t.match(err.message, K8S and "has no RuntimeClass" or "has no runtime", "says what is missing")
   t.ok(err.message:find(host, 1, true), "names the engine: " .. err.message)
   t.match(err.message, "runc", "lists the runtimes it has")
-  t.match(err.message, "daemon%.json", "says how to add one")
+  t.match(err.message, K8S and "kind: RuntimeClass" or "daemon%.json", "says how to add one")
   t.eq(err.runtime, "no-such-runtime")
   t.ok(type(err.runtimes) == "table" and #err.runtimes > 0, "err.runtimes")
   t.eq(containers_labelled(mark), 0, "no container was made")
@@ -59,15 +75,14 @@ end)
 
 t.test("the engine's runtimes are known (doctor and sandbox ls print them)", function()
   local rows = engines.status(engines.set({docker_host = host}))
-  t.ok(rows[1].runtimes, "GET /info's Runtimes")
+  t.ok(rows[1].runtimes, K8S and "the cluster's RuntimeClasses" or "GET /info's Runtimes")
   t.match(engines.runtimes_text(rows[1]), "%(default%)")
   if t.runtime then t.match(engines.runtimes_text(rows[1]), t.runtime) end
 end)
 
 t.test("a session runs under the runtime asked for; a warm pool of another never serves it", function()
   local box <close> = assert(sandbox.open{})
-  local info = assert(client:call("GET", "/containers/" .. box.container .. "/json"))
-  t.eq(info.HostConfig.Runtime, t.runtime or "runc")
+  t.eq(runtime_of(box), t.runtime or "runc")
   local r = assert(box:exec({"sh", "-c", "dmesg 2>/dev/null | head -1; true"}))
   if t.runtime == "runsc" then t.match(r.stdout, "gVisor", "the sandbox kernel is gVisor's") end
   if not t.runtime then return end
@@ -75,8 +90,7 @@ t.test("a session runs under the runtime asked for; a warm pool of another never
   t.eq(warm:stats().ready, 1, "the runc pool is full")
   local other <close> = assert(sandbox.open{})
   t.eq(other.pooled, false, "a runc pool does not serve a " .. t.runtime .. " open")
-  local again = assert(client:call("GET", "/containers/" .. other.container .. "/json"))
-  t.eq(again.HostConfig.Runtime, t.runtime)
+  t.eq(runtime_of(other), t.runtime)
 end)
 
 -- How many processes of the sandbox user there are besides this one (ls
@@ -118,7 +132,6 @@ print("bomb", peak)
 
 if t.runtime == "runsc" then t.test("under gVisor: a fork bomb is held at the pids cap and the session goes on", function()
   local box <close> = assert(sandbox.open{pids = 64, timeout = 30})
-  local info = assert(client:call("GET", "/containers/" .. box.container .. "/json"))
   local r = assert(box:exec({"python3", "-c", BOMB}, {timeout = 20}))
   local peak = tonumber(r.stdout:match("^bomb (%d+)\n$"))
   t.ok(peak, "the parent goes on: " .. r.stdout .. r.stderr:sub(1, 200))
@@ -126,8 +139,10 @@ if t.runtime == "runsc" then t.test("under gVisor: a fork bomb is held at the pi
   -- (65 seen); a bomb not held would be thousands
   t.ok(peak > 8 and peak <= 64 + 4, "the bomb grew and was held at pids = 64: " .. peak .. " processes at most")
   t.ok(r.killed > 0, "what it left is killed when it ends: " .. r.killed)
-  local cap = info.HostConfig.PidsLimit
-  t.ok(type(cap) ~= "number" or cap <= 0, "no host pids cap (it counts the sandbox kernel's threads)")
+  if not K8S then -- (a pod has no pids cap of its own: the node's podPidsLimit)
+    local cap = assert(client:call("GET", "/containers/" .. box.container .. "/json")).HostConfig.PidsLimit
+    t.ok(type(cap) ~= "number" or cap <= 0, "no host pids cap (it counts the sandbox kernel's threads)")
+  end
   local left = assert(box:exec({"python3", "-c", OTHERS}))
   t.eq(left.stdout, "0\n", "nothing of the bomb is left: the sandbox user's other processes")
 end) end
