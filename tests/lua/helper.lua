@@ -22,6 +22,8 @@ t.engine = os.getenv("LUAGENT_TEST_ENGINE")
 if t.engine == "" then t.engine = nil end
 if t.engine == "k8s" then
   luagent.sandbox.defaults.engines = {(assert(os.getenv("LUAGENT_TEST_K8S"), "LUAGENT_TEST_K8S is not set"))}
+  -- the namespace the sessions' pods are in (for a spec that asks the cluster about them)
+  t.k8s_namespace = luagent.sandbox.defaults.engines[1]:match("namespace=([%w%-]+)")
   spec = spec .. "@k8s"
 end
 if t.runtime then

@@ -318,7 +318,7 @@ t.test("the relay killed from outside comes back: the next connections work, and
     .. "kill -9 ${p#/proc/}; done' >/dev/null 2>&1"
   local kill = ("docker exec -u 0 %s sh -c %s"):format(box.container, script)
   if t.engine == "k8s" then -- a pod: the cluster's exec (its user is the container's, root)
-    local ns = os.getenv("LUAGENT_TEST_K8S"):match("namespace=([%w%-]+)")
+    local ns = t.k8s_namespace
     kill = ("tests/k8s.sh kubectl -n %s exec %s -- sh -c %s"):format(ns, box.container, script)
   end
   os.execute(kill)

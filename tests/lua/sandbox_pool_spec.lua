@@ -28,7 +28,7 @@ local function new_tag() return "pool-" .. sys.random_hex(4) end
 
 -- On the test cluster (LUAGENT_TEST_ENGINE=k8s) sessions are pods, and
 -- their workspaces emptyDirs that go with them: no volumes to count.
-local NS = t.engine == "k8s" and os.getenv("LUAGENT_TEST_K8S"):match("namespace=([%w%-]+)")
+local NS = t.k8s_namespace
 
 local function pods(selector, running)
   local list = assert(client:call("GET", "/api/v1/namespaces/" .. NS .. "/pods", nil, {query = {labelSelector = selector}}))

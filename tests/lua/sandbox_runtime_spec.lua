@@ -14,7 +14,7 @@ local client = assert(sandbox.engine())
 local host = client.endpoint.description
 
 local K8S = t.engine == "k8s" -- the cluster's words: RuntimeClass, pods, no default runtime
-local NS = K8S and os.getenv("LUAGENT_TEST_K8S"):match("namespace=([%w%-]+)")
+local NS = t.k8s_namespace
 
 local function containers_labelled(label)
   if K8S then

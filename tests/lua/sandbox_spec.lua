@@ -187,7 +187,7 @@ t.test("locked down: read-only root, non-root, no capabilities, the supervisor a
   local mem = ok_exec("cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"
     .. " 2>/dev/null || cat /sys/fs/cgroup/memory.max")
   if t.runtime == "runsc" and t.engine == "k8s" then -- no cgroup inside gVisor: the pod's limit holds it
-    local ns = os.getenv("LUAGENT_TEST_K8S"):match("namespace=([%w%-]+)")
+    local ns = t.k8s_namespace
     local p = assert(assert(sandbox.engine()):call("GET", "/api/v1/namespaces/" .. ns .. "/pods/" .. box.container))
     mem.stdout = p.spec.containers[1].resources.limits.memory
   elseif t.runtime == "runsc" then -- no cgroup inside gVisor: the host's holds the whole sandbox

@@ -38,7 +38,7 @@ end
 -- the engine (an operator, a crash): it can kill the supervisor.
 local function host_exec(box, script)
   if t.engine == "k8s" then -- a pod: the cluster's exec (as the container's user, root)
-    local ns = os.getenv("LUAGENT_TEST_K8S"):match("namespace=([%w%-]+)")
+    local ns = t.k8s_namespace
     local _, printed = luagent.sys.execute({"tests/k8s.sh", "kubectl", "-n", ns, "exec", box.container, "--",
                                             "sh", "-c", script})
     return printed -- (its exit status is the script's last test, as with Docker's exec)
