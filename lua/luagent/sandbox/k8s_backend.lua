@@ -417,12 +417,35 @@ local function gone_reason(p)
   end
 end
 
-function Session:_revive()
+-- The status a kubelet reports lags the container by up to a second (its
+-- relist): a container that just died (under gVisor an OOM ends the whole
+-- sandbox) can still show as running with the restart count it had. Once a
+-- start of the supervisor failed in it, the next revive waits for the
+-- kubelet to see the end (the count moves, or the state leaves running).
+function Session:_wait_kubelet_saw_end(seen)
+  local deadline = sched.now() + RESTART_WAIT
+  while sched.now() < deadline do
+    local p, err = self.client:call("GET", pod_path(self.client, self.container), nil, {timeout = 10})
+    if not p then return nil, err end
+    local cs = container_status(p) or {}
+    if gone_reason(p) or (cs.restartCount or 0) ~= seen or not (cs.state and cs.state.running) then return true end
+    sched.sleep(POLL)
+  end
+  return true -- still running as it was: the start is tried again as it is
+end
+
+-- attempt: 1 for the first try of a recovery, more after a supervisor that
+-- could not start (luagent.sandbox.recovery).
+function Session:_revive(attempt)
+  local seen = self.restart_count
+  if (attempt or 1) > 1 then
+    local ok, err = self:_wait_kubelet_saw_end(seen)
+    if not ok then return nil, err end
+  end
   local p, err = self.client:call("GET", pod_path(self.client, self.container), nil, {timeout = 10})
   if not p and err.kind ~= "not_found" then return nil, err end
   local gone = gone_reason(p)
   if gone then return self:_replace(gone) end
-  local seen = self.restart_count
   local ok
   ok, err = self:_wait_running(RESTART_WAIT)
   if not ok then return nil, err end

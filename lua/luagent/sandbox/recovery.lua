@@ -64,7 +64,7 @@ local function restart(session)
   session.python_lost = true
   local last_err
   for attempt = 1, ATTEMPTS do
-    local revived, rerr = session:_revive()
+    local revived, rerr = session:_revive(attempt)
     if not revived then return nil, session:_engine_lost() or rerr end
     if revived.restarted then
       session.restarted_container = true

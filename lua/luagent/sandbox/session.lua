@@ -11,7 +11,7 @@
 --
 --   session:start(), :put(entries)          (the contract's)
 --   session:_start_supervisor() -> ex | nil, err     serve started and ready
---   session:_revive() -> revived | nil, err   the session runs (started again if it stopped):
+--   session:_revive([attempt]) -> revived | nil, err   the session runs (started again if it stopped):
 --       {restarted = boolean (it had stopped), reset = boolean (its workspace was emptied: it
 --        is staged again), reset_why = text (why, for session.workspace_reset), oom_killed =
 --        boolean, why = text | nil (what the backend said of the stop), done = text | nil (what
