@@ -71,6 +71,9 @@ class Reply:
         self.phase = step.get("phase")
         self.messages = [Message(m, self.n, i) for i, m in enumerate(step.get("messages") or [])]
         self.reasoning = [Reasoning(r, self.n, i) for i, r in enumerate(step.get("reasoning") or [])]
+        include = request.get("include") if isinstance(request.get("include"), list) else []
+        for r in self.reasoning:
+            r.include_encrypted = "reasoning.encrypted_content" in include
         self.thinking = list(step.get("thinking") or [])
         self.delta_usage = step.get("delta_usage")
         self.repeat_names = bool(step.get("repeat_names"))

@@ -45,9 +45,10 @@ def responses_extra_message(msg, status="completed", content=None):
 
 
 def responses_reasoning_item(r):
+    """Its encrypted content only when the request asked for it (include), as the service does."""
     summary = [{"type": "summary_text", "text": r.summary}] if r.summary else []
     item = {"type": "reasoning", "id": r.id, "summary": summary}
-    if r.encrypted_content is not None:
+    if r.encrypted_content is not None and r.include_encrypted:
         item["encrypted_content"] = r.encrypted_content
     return item
 

@@ -213,7 +213,8 @@ class Handler(BaseHTTPRequestHandler):
         step = STORE.pop(queue)
         if problem:
             # refused as the service refuses it (the request still takes its step)
-            return self._error(provider, 400, {"message": problem[1], "param": problem[0]}, {})
+            status = problem[2] if len(problem) > 2 else 400
+            return self._error(provider, status, {"message": problem[1], "param": problem[0]}, {})
         if step is None:
             return self._error(provider, 500, {
                 "message": "%s: no scripted response left in queue %s" % (NAME, queue)}, {})

@@ -170,6 +170,20 @@ def openai_problem(kind, body):
         check(doc, schema, body)
     except Invalid as e:
         return (_where(e.path), e.message)
+    return unstored_item_problem(kind, body)
+
+
+def unstored_item_problem(kind, body):
+    """A request that passes back a reasoning item by id alone: the service
+    looks the item up and, when it was made under store false (this fake
+    stores none), finds nothing and answers 404."""
+    if kind not in ("responses", "compact"):
+        return None
+    items = body.get("input") if isinstance(body.get("input"), list) else []
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "reasoning" and not item.get("encrypted_content"):
+            return ("input", "Item with id '%s' not found. Items are not persisted when `store` is set to false. "
+                    "Try again with `store` set to true, or remove this item from your input." % item.get("id"), 404)
     return None
 
 

@@ -105,6 +105,54 @@ t.test("Responses: reasoning items and message phases go back verbatim; encrypte
   t.eq(input[4].call_id, "call_1")
 end)
 
+-- issue 29, defect: a model that reasons by default (gpt-5 at medium), with no
+-- reasoning setting, returned items the stateless second turn could not send
+-- back (the service answers 404 for an item it did not store)
+t.test("Responses: a model that reasons by default asks for the encrypted reasoning; its second turn is taken", function()
+  local q = fake.queue("default-reasoning")
+  fake.script(q, {
+    {reasoning = {{summary = "Look at the data.", encrypted_content = "gAAAAdefault1"}},
+     tool_calls = {{id = "call_1", name = "run_python", arguments = {code = "print(42)"}}}},
+    {text = "The anomaly is on day 3."},
+  })
+  local result = scripted_agent("openai_responses", q, {model = "gpt-5"}):run("Find it.")
+  t.eq(result.output, "The anomaly is on day 3.", "the second turn is answered, not refused")
+  local reqs = fake.requests(q)
+  t.eq(reqs[1].body.reasoning, nil, "no reasoning setting is sent: the model's default stands")
+  t.same(reqs[1].body.include, {"reasoning.encrypted_content"}, "gpt-5 reasons at medium by default (the model table)")
+  t.eq(reqs[2].body.input[2].encrypted_content, "gAAAAdefault1", "its reasoning comes back encrypted")
+  t.eq(reqs[2].refused, nil)
+end)
+
+t.test("Responses: a reasoning item without encrypted content is never sent back under store = false", function()
+  local q = fake.queue("no-include")
+  fake.script(q, {
+    {reasoning = {{summary = "Look at the data."}},
+     tool_calls = {{id = "call_1", name = "run_python", arguments = {code = "print(42)"}}}},
+    {text = "The anomaly is on day 3."},
+  })
+  -- gpt-5.1 does not reason by default (effort none), yet a service may still send an item
+  local result = scripted_agent("openai_responses", q, {model = "gpt-5.1"}):run("Find it.")
+  t.eq(result.output, "The anomaly is on day 3.")
+  local reqs = fake.requests(q)
+  t.eq(reqs[1].body.include, nil, "at effort none no encrypted reasoning is asked for")
+  local kinds = {}
+  for i, item in ipairs(reqs[2].body.input) do kinds[i] = item.type or item.role end
+  t.same(kinds, {"user", "function_call", "function_call_output"}, "the item the service did not store is left out")
+end)
+
+t.test("the strict fake refuses a stateless reasoning item it did not store, as the service does (404)", function()
+  local q = fake.queue("invalid-unstored") -- (a queue named invalid-* expects the refusal)
+  fake.script(q, {{text = "never"}})
+  local body = luagent.json.encode{model = "gpt-5", store = false, input = luagent.json.array{
+    {role = "user", content = "Find the anomaly."}, {type = "reasoning", id = "rs_abc", summary = luagent.json.array{}},
+    {role = "user", content = "Go on."}}}
+  local res = assert(luagent.http.request{method = "POST", url = fake.base_url(q, "openai_responses") .. "/responses",
+    headers = {["content-type"] = "application/json", authorization = "Bearer " .. KEY}, body = body})
+  t.eq(res.status, 404)
+  t.match(luagent.json.decode(res.body).error.message, "Items are not persisted when `store` is set to false")
+end)
+
 -- defect 6
 for _, stream in ipairs{false, true} do
   t.test("Anthropic: thinking blocks go back with their signatures in the tool_use turn (stream = "

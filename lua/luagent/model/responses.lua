@@ -38,6 +38,13 @@ local function own_items(msg)
   return nil
 end
 
+-- A reasoning item without its encrypted content refers to what the
+-- service stored, and under store = false it stored nothing (it answers 404):
+-- such an item is left out.
+local function sendable(item)
+  return not (type(item) == "table" and item.type == "reasoning" and not item.encrypted_content)
+end
+
 local function user_item(value)
   if type(value) == "string" or #content.images_of(value) == 0 then
     return {role = "user", content = content.text_of(value)}
@@ -66,7 +73,9 @@ function api.input(messages)
     if msg.role == "system" then
       instructions[#instructions + 1] = content.text_of(msg.content)
     elseif own_items(msg) then -- an assistant turn, or the provider's compaction of earlier turns
-      for _, item in ipairs(own_items(msg)) do items[#items + 1] = item end
+      for _, item in ipairs(own_items(msg)) do
+        if sendable(item) then items[#items + 1] = item end
+      end
     elseif msg.role == "user" then
       items[#items + 1] = user_item(msg.content)
     elseif msg.role == "assistant" then
@@ -99,12 +108,19 @@ function api.tool_choice(choice)
   return {type = "function", name = choice.name}
 end
 
+-- Does the model reason at this request's effort, set or its default (the
+-- model table: gpt-5 reasons at medium with no setting)?
+local function reasons(m)
+  if m.reasoning then return api_contract.effort(m) ~= "none" end
+  return m.family ~= nil and m.family.reasoning == true and (api_contract.effort(m) or "none") ~= "none"
+end
+
 function api.body(m, req)
   local input, instructions = api.input(req.messages)
   local body = {model = m.model, input = input, instructions = instructions, store = false}
-  if m.reasoning then
+  if m.reasoning then body.reasoning = {effort = m.reasoning.effort, summary = m.reasoning.summary} end
+  if reasons(m) then
     -- stateless: ask for the reasoning encrypted, to pass it back next turn
-    body.reasoning = {effort = m.reasoning.effort, summary = m.reasoning.summary}
     body.include = json.array{"reasoning.encrypted_content"}
   end
   if req.tools and #req.tools > 0 then
