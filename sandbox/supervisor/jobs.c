@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,8 +77,38 @@ static int make_pipe(int fds[2], int serve_end) {
   return 0;
 }
 
+int job_resize(job *j, term_size size) {
+  struct winsize w = {.ws_row = size.rows ? size.rows : 24, .ws_col = size.cols ? size.cols : 80};
+  if (!j->tty || j->out < 0) return -1;
+  return ioctl(j->out, TIOCSWINSZ, &w);
+}
+
+/* A pseudo-terminal as the three pipes would be: the command's ends (in[0],
+ * out[1], err[1]) are its terminal, serve's (in[1], out[0]) its master;
+ * err[0] stays -1 (a terminal has one output). The terminal belongs to the
+ * command's user, as a login's does. */
+static int make_tty(const server *s, int in[2], int out[2], int err[2], term_size size) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  char name[64];
+  if (master < 0) return -1;
+  int terminal = -1;
+  if (grantpt(master) == 0 && unlockpt(master) == 0 && ptsname_r(master, name, sizeof name) == 0)
+    terminal = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (terminal < 0) {
+    close(master);
+    return -1;
+  }
+  if (fchown(terminal, s->uid, s->gid) != 0) { /* best effort: the fds work without it */ }
+  struct winsize w = {.ws_row = size.rows ? size.rows : 24, .ws_col = size.cols ? size.cols : 80};
+  ioctl(master, TIOCSWINSZ, &w);
+  fcntl(master, F_SETFL, O_NONBLOCK);
+  in[0] = terminal, out[1] = fcntl(terminal, F_DUPFD_CLOEXEC, 0), err[1] = fcntl(terminal, F_DUPFD_CLOEXEC, 0);
+  in[1] = master, out[0] = fcntl(master, F_DUPFD_CLOEXEC, 0);
+  return out[1] >= 0 && err[1] >= 0 && out[0] >= 0 ? 0 : -1;
+}
+
 job *job_spawn(server *s, enum job_kind kind, const job_hooks *hooks, long long id, char **argv, char **env,
-               const char *cwd, const char *input, size_t input_len, const pack_spec *pack) {
+               const char *cwd, const char *input, size_t input_len, const pack_spec *pack, const term_size *tty) {
   job *j = calloc(1, sizeof *j);
   if (!j) {
     free_list(argv), free_list(env);
@@ -89,11 +120,13 @@ job *job_spawn(server *s, enum job_kind kind, const job_hooks *hooks, long long 
   j->what = strdup(pack ? pack->path : argv[0]);
   if (pack) j->pack = *pack, j->pack.path = j->what;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, calls[2] = {-1, -1};
-  int ok = j->what && stdin_queue(j, input, input_len) == 0 && make_pipe(in, 1) == 0 &&
-           make_pipe(out, 0) == 0 && make_pipe(err, 0) == 0 && (!hooks || !hooks->on_calls || make_pipe(calls, 0) == 0);
-  j->in = in[1], j->out = out[0], j->err = err[0], j->calls = calls[0];
+  int ok = j->what && stdin_queue(j, input, input_len) == 0 &&
+           (tty ? make_tty(s, in, out, err, *tty) == 0 : make_pipe(in, 1) == 0 && make_pipe(out, 0) == 0 &&
+                                                         make_pipe(err, 0) == 0) &&
+           (!hooks || !hooks->on_calls || make_pipe(calls, 0) == 0);
+  j->in = in[1], j->out = out[0], j->err = err[0], j->calls = calls[0], j->tty = tty != NULL;
   if (ok) {
-    command_spec spec = {argv, env, j->cwd, s->uid, s->gid, NULL, NULL, kind == JOB_SPAWN};
+    command_spec spec = {argv, env, j->cwd, s->uid, s->gid, NULL, NULL, kind == JOB_SPAWN, tty != NULL};
     if (kind == JOB_PACK) spec.body = pack_main, spec.body_ctx = &j->pack;
     ok = reaper_start(&spec, in[0], out[1], err[1], calls[1], &j->reaper) == 0;
   }
@@ -136,12 +169,17 @@ void job_start(server *s, const sv_request *req, enum job_kind kind) {
   pack.path = path_text;
   sv_field_number(req, SV_TAG_MAXBYTES, &pack.max_bytes);
   sv_field_number(req, SV_TAG_MAXENTRIES, &pack.max_entries);
+  long long cols = 0, rows = 0;
+  sv_field_number(req, SV_TAG_COLS, &cols);
+  sv_field_number(req, SV_TAG_ROWS, &rows);
+  term_size size = {(unsigned short)(cols > 0 && cols < 10000 ? cols : 0), (unsigned short)(rows > 0 && rows < 10000 ? rows : 0)};
+  int tty = kind == JOB_SPAWN && sv_field_find(req, SV_TAG_TTY) != NULL;
   job *j = NULL;
   if (problem) {
     free_list(argv), free_list(env);
   } else {
     j = job_spawn(s, kind, NULL, req->id, argv, env, cwd_text, input ? input->data : NULL, input ? input->len : 0,
-                  kind == JOB_PACK ? &pack : NULL);
+                  kind == JOB_PACK ? &pack : NULL, tty ? &size : NULL);
     if (!j) problem = strerror(errno);
   }
   free(cwd_text);
@@ -151,7 +189,7 @@ void job_start(server *s, const sv_request *req, enum job_kind kind) {
     frame_exit(req->id, 126, "-", 0);
   } else {
     if (timeout > 0) j->deadline = now_ms() + timeout;
-    j->keep_stdin = kind == JOB_SPAWN && sv_field_find(req, SV_TAG_KEEPSTDIN) != NULL;
+    j->keep_stdin = kind == JOB_SPAWN && (tty || sv_field_find(req, SV_TAG_KEEPSTDIN) != NULL);
     stdin_feed(j); /* the request's stdin; closed after it unless kept open */
   }
 }

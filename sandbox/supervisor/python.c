@@ -51,7 +51,7 @@ static job *start_kernel(server *s) {
   }
   for (size_t i = 0; i < n; i++) env[i] = strdup(s->base_env[i]);
   argv[0] = strdup("python3"), argv[1] = strdup("-u"), argv[2] = strdup("-c"), argv[3] = strdup(kernel_source);
-  job *kernel = job_spawn(s, JOB_RUN, &KERNEL_HOOKS, 0, argv, env, NULL, NULL, 0, NULL);
+  job *kernel = job_spawn(s, JOB_RUN, &KERNEL_HOOKS, 0, argv, env, NULL, NULL, 0, NULL, NULL);
   if (kernel) {
     free(kernel->what);
     kernel->what = strdup("python3");

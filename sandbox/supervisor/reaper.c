@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -127,6 +128,7 @@ static void run_main(const command_spec *spec, int errfd) {
   close(FD_CONTROL);
   reset_signals();
   setsid();
+  if (spec->tty) ioctl(STDIN_FILENO, TIOCSCTTY, 0); /* Ctrl-C, job control and /dev/tty work */
   int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
   if (adj >= 0) { /* under memory pressure the OOM killer picks commands, not us */
     write_all(adj, "1000", 4);

@@ -32,6 +32,7 @@ typedef struct command_spec {
   int (*body)(void *ctx);      /* instead of argv: a function run as the command */
   void *body_ctx;
   int keep_tree;               /* spawn: the tree outlives its main process */
+  int tty;                     /* stdin is a terminal: the main process makes it its controlling one */
 } command_spec;
 
 typedef struct reaper_handle {

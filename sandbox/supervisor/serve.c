@@ -51,6 +51,15 @@ static void op_signal(server *s, const sv_request *req) {
     job_control(j, 'S', (int)signo);
 }
 
+static void op_resize(server *s, const sv_request *req) {
+  long long cols = 0, rows = 0;
+  job *j = job_find(s, req->id);
+  sv_field_number(req, SV_TAG_COLS, &cols);
+  sv_field_number(req, SV_TAG_ROWS, &rows);
+  if (j && !j->done && cols >= 0 && cols < 10000 && rows >= 0 && rows < 10000)
+    job_resize(j, (term_size){(unsigned short)cols, (unsigned short)rows});
+}
+
 static void on_stdin_request(server *s, const sv_request *req, int eof) {
   long long target = stdin_target(req);
   stdin_request(req, eof, target, target ? job_find(s, target) : NULL);

@@ -31,6 +31,11 @@ enum job_kind { JOB_RUN, JOB_SPAWN, JOB_PACK };
 typedef struct server server;
 typedef struct job job;
 
+/* A spawn's pseudo-terminal size (jobs.c), in characters. */
+typedef struct term_size {
+  unsigned short cols, rows;
+} term_size;
+
 /* What a resident job (the kernel, python.c) does differently from a command
  * a request started; jobs.c calls these and knows nothing else of it. A
  * resident job answers to the id of the call it runs (0 between calls), is
@@ -67,6 +72,7 @@ struct job {
   buf input;             /* stdin bytes to write */
   size_t input_sent;     /* how many of them are written */
   int keep_stdin;        /* a spawn's stdin stays open for write requests until eof */
+  int tty;               /* in and out are the master of its pseudo-terminal (no err) */
   int stdin_eof;         /* an eof was asked: later writes are refused */
   unsigned long long in_queued, in_written; /* stdin bytes ever queued / ever written into the pipe */
   stdin_wait *waits;     /* write and eof requests not answered yet, in order */
@@ -115,9 +121,13 @@ void job_start(server *s, const sv_request *req, enum job_kind kind);
 /* Starts a command as a job of this kind; it owns argv and env (NULL-terminated,
  * malloc'd) from now on. pack: for JOB_PACK, copied. hooks: NULL for a
  * request's command; a resident job's (it gets a calls pipe as fd 3 when
- * hooks->on_calls is set). NULL (errno set) when it could not start. */
+ * hooks->on_calls is set). tty: NULL for pipes, else the size of the
+ * pseudo-terminal its stdin, stdout and stderr are. NULL (errno set) when it
+ * could not start. */
 job *job_spawn(server *s, enum job_kind kind, const job_hooks *hooks, long long id, char **argv, char **env,
-               const char *cwd, const char *input, size_t input_len, const pack_spec *pack);
+               const char *cwd, const char *input, size_t input_len, const pack_spec *pack, const term_size *tty);
+/* Sets the size of j's pseudo-terminal (its processes get SIGWINCH); 0, or -1 (not a tty). */
+int job_resize(job *j, term_size size);
 /* The job a request started with this id (never a resident job), or NULL. */
 job *job_find(server *s, long long id);
 /* Sends one control message to the job's reaper ('K', 'C', or 'S' + signal). */

@@ -21,7 +21,7 @@
 
 /* The protocol's version: the supervisor's ready frame says it ("R 2"), and
  * the host refuses a supervisor that speaks another. */
-#define SV_PROTOCOL_VERSION "2"
+#define SV_PROTOCOL_VERSION "3"
 
 #define SV_MAX_FIELDS 4096
 #define SV_MAX_FIELD (64u * 1024 * 1024)     /* one field: stdin, code */
@@ -42,6 +42,9 @@
 #define SV_TAG_KEEPSTDIN 'k'  /* spawn: stdin stays open (after 'i', if any) for write/eof requests */
 #define SV_TAG_TARGET 'w'     /* write, eof: the id of the spawn whose stdin it is, decimal */
 #define SV_TAG_MODE 'm'       /* put: the file's mode bits, decimal (absent: 0644) */
+#define SV_TAG_TTY 'y'        /* spawn: a pseudo-terminal for stdin, stdout and stderr */
+#define SV_TAG_COLS 'x'       /* spawn (tty), resize: the terminal's columns, decimal; 0: 80 */
+#define SV_TAG_ROWS 'r'       /* spawn (tty), resize: the terminal's rows, decimal; 0: 24 */
 
 /* Streamed stdin: serve refuses a write while this many bytes given to the
  * spawn's stdin have not reached its pipe yet (a slow reader holds back its
