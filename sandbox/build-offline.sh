@@ -12,7 +12,8 @@ suite=bookworm
 # python3-pip, curl, ca-certificates: code in a sandbox with network rules installs packages
 # and fetches files through luagent's proxy; the CA bundle is
 # /etc/ssl/certs/ca-certificates.crt, as in the Dockerfile's image
-packages=python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib,nodejs,python3-pip,curl,ca-certificates
+# procps, less: the interactive programs an agent meets under a terminal (box:spawn{tty = true})
+packages=python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib,nodejs,python3-pip,curl,ca-certificates,procps,less
 
 # The mirror comes from the machine's apt configuration, never from this file.
 mirror() {

@@ -140,7 +140,9 @@ kill_engine() {
 
 image() {
   img=${3:?image name}
-  engine_docker image inspect "$img" >/dev/null 2>&1 && return 0
+  # the same image only: a tag the main engine rebuilt (a new sandbox recipe) is copied again
+  want=$(docker image inspect -f '{{.Id}}' "$img") || return 1
+  [ "$(engine_docker image inspect -f '{{.Id}}' "$img" 2>/dev/null)" = "$want" ] && return 0
   docker save "$img" | engine_docker load >/dev/null
 }
 

@@ -382,38 +382,82 @@ local function mirrored(self, result, err)
   return result, err
 end
 
+local function checked_on_output(fn, method)
+  if fn ~= nil and type(fn) ~= "function" then
+    error(("box:%s: on_output must be a function(text, stream) called as the output comes, got %s")
+      :format(method, type(fn)), 3)
+  end
+  return fn
+end
+
+-- A job's on_output raised while the command ran: its error, raised now
+-- that the command ended.
+local function after_output(job, ...)
+  if job.on_output_error ~= nil then error(job.on_output_error, 0) end
+  return ...
+end
+
 -- box:exec: the result is luagent.ExecResult (lua/meta/sandbox.lua), made by
--- luagent.sandbox.command.
+-- luagent.sandbox.command. opts.on_output(text, stream): called with each
+-- piece of output as it comes ("stdout" or "stderr"), while the command runs.
 function Box:exec(cmd, opts)
   opts = opts or {}
   local argv = exec_argv(cmd, "exec")
   local env = checked_env(opts.env, "exec env") -- refuses host secrets
   checked_stdin(opts.stdin, "exec")
+  local on_output = checked_on_output(opts.on_output, "exec")
   local err = closed(self) or secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
   if err then return emit_exec(self, "exec", cmd, nil, err) end
-  return mirrored(self, emit_exec(self, "exec", cmd, self._session:exec({argv = argv, env = env,
-    cwd = opts.cwd or self.workdir, stdin = opts.stdin, timeout = opts.timeout or self.timeout,
-    max_output = opts.max_output or self.max_output})))
+  local job = {argv = argv, env = env, cwd = opts.cwd or self.workdir, stdin = opts.stdin,
+               timeout = opts.timeout or self.timeout, max_output = opts.max_output or self.max_output,
+               on_output = on_output}
+  return after_output(job, mirrored(self, emit_exec(self, "exec", cmd, self._session:exec(job))))
 end
 
--- box:spawn(cmd [, {timeout, stdin, env, cwd, max_output}]) -> process | nil, err
+-- tty, cols, rows of box:spawn: checked; the size as the supervisor takes it.
+local function checked_tty(opts)
+  if opts.tty ~= nil and type(opts.tty) ~= "boolean" then
+    error("box:spawn: tty must be true or false (a pseudo-terminal for the process), got " .. type(opts.tty), 3)
+  end
+  for _, name in ipairs{"cols", "rows"} do
+    local v = opts[name]
+    if v ~= nil and not (math.type(v) == "integer" and v >= 1 and v <= 9999) then
+      error(("box:spawn: %s must be a whole number 1..9999 (the terminal's size), got %s"):format(name, tostring(v)), 3)
+    end
+    if v ~= nil and not opts.tty then error(("box:spawn: %s is the size of a terminal: set tty = true too"):format(name), 3) end
+  end
+  return opts.tty == true
+end
+
+-- box:spawn(cmd [, {timeout, stdin, env, cwd, max_output, tty, cols, rows}]) -> process | nil, err
 -- Starts a long-lived process (a server) that outlives the call; its whole
 -- tree stays under the supervisor. process:read([seconds]) -> stdout, stderr
 -- (since the last read), :wait([seconds]) -> result, :signal("TERM"),
 -- :kill(), :close() (kills it; also <close>). Every process still running
 -- is killed when the box closes. timeout (none by default) kills it after
--- that long; max_output caps what is kept unread per stream.
+-- that long; max_output caps what is kept unread per stream. tty = true:
+-- its stdin, stdout and stderr are one pseudo-terminal (cols x rows, 80 x 24
+-- by default; proc:resize), its stdin open for proc:write (Ctrl-C is
+-- "\3"), and everything it prints comes as stdout.
 function Box:spawn(cmd, opts)
   opts = opts or {}
   local argv = exec_argv(cmd, "spawn")
   local env = checked_env(opts.env, "spawn env")
   checked_stdin(opts.stdin, "spawn")
+  local tty = checked_tty(opts)
   local err = closed(self) or secret_error(table.concat(argv, " "), "command") or secret_error(opts.stdin, "input")
   if err then return nil, err end
   events.emit({type = "sandbox_spawn", session = self.session, command = command_text(cmd)})
   local proc
-  proc, err = self._session:spawn({argv = argv, env = env, cwd = opts.cwd or self.workdir, stdin = opts.stdin,
-    timeout = opts.timeout, max_output = opts.max_output or self.max_output}, command_text(cmd))
+  local stdin = opts.stdin
+  if tty and stdin == nil then stdin = true end
+  if tty and not (env and env.TERM) then -- what `docker exec -t` says too
+    env = env or {}
+    env.TERM = "xterm"
+  end
+  proc, err = self._session:spawn({argv = argv, env = env, cwd = opts.cwd or self.workdir, stdin = stdin,
+    timeout = opts.timeout, max_output = opts.max_output or self.max_output, tty = tty or nil,
+    cols = tty and opts.cols or nil, rows = tty and opts.rows or nil}, command_text(cmd))
   if proc and self.mirror then
     local wait = proc.wait -- its end, once seen, is mirrored like a command's
     proc.wait = function(p, seconds)
@@ -437,10 +481,12 @@ end
 function Box:python(code, opts)
   if type(code) ~= "string" then error("box:python(code): code must be a string", 2) end
   opts = opts or {}
+  local on_output = checked_on_output(opts.on_output, "python")
   local err = closed(self) or secret_error(code, "code")
   if err then return emit_exec(self, "python", code, nil, err) end
-  return mirrored(self, emit_exec(self, "python", code, self._session:python(code,
-    {timeout = opts.timeout or self.timeout, max_output = opts.max_output or self.max_output})))
+  local job = {timeout = opts.timeout or self.timeout, max_output = opts.max_output or self.max_output,
+               on_output = on_output}
+  return after_output(job, mirrored(self, emit_exec(self, "python", code, self._session:python(code, job))))
 end
 
 -- box:put(path, data [, {mode}]) -> true | nil, err

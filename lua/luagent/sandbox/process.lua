@@ -30,8 +30,9 @@ local Process = {}
 Process.__index = Process
 
 function process.new(session, ex, job, text)
+  local tty = job.tty == true
   return setmetatable({session = session, ex = ex, job = job, id = job.id, command = text, closed = false,
-                       started = sched.now(), stdin = job.stdin == true, stdin_tail = ""}, Process)
+                       started = sched.now(), stdin = job.stdin == true or tty, stdin_tail = "", tty = tty}, Process)
 end
 
 function Process:__tostring()
@@ -113,6 +114,21 @@ function Process:signal(sig)
   return self.ex:signal(self.job, signo)
 end
 
+-- A terminal's new size: its processes get SIGWINCH.
+function Process:resize(cols, rows)
+  for _, v in ipairs{cols, rows} do
+    if not (math.type(v) == "integer" and v >= 1 and v <= 9999) then
+      error(("proc:resize(cols, rows): %s is not a size (whole numbers 1..9999)"):format(tostring(v)), 2)
+    end
+  end
+  if not self.tty then error(("proc:resize: %s has no terminal (box:spawn(cmd, {tty = true}))"):format(tostring(self)), 2) end
+  local err = self:_unusable()
+  if err then return nil, err end
+  if self.ended then return true end
+  if self:_orphaned() then return self:_lost("it stopped") end
+  return self.ex:resize(self.job, cols, rows)
+end
+
 function Process:kill()
   local err = self:_unusable()
   if err then return nil, err end
@@ -176,6 +192,10 @@ function Process:write(data)
       :format(tostring(self), key))
   end
   self.stdin_tail = #data >= TAIL and data:sub(-TAIL) or (self.stdin_tail .. data):sub(-TAIL)
+  if data == "\3" and self.tty and self.session.spec.gvisor then
+    -- gVisor's terminal does not turn Ctrl-C into SIGINT (sandbox/GVISOR.md): it is sent as the signal
+    return self:signal("INT")
+  end
   return self:_in_turn(function()
     for i = 1, #data, CHUNK do
       local ok, why = self:_stdin_request("write", {data = data:sub(i, i + CHUNK - 1)})
@@ -187,6 +207,11 @@ end
 
 function Process:close_stdin()
   if not self.stdin or self.stdin_closed then return true end
+  if self.tty then -- a terminal's end of input is its EOF character (Ctrl-D), at a line's start
+    local ok, err = self:write("\4")
+    self.stdin_closed = true
+    return ok, err
+  end
   self.stdin_closed = true
   local err = self:_unusable()
   if err then return nil, err end

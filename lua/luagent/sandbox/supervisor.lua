@@ -188,6 +188,7 @@ local function request(op, job)
   for _, name in ipairs(OPS[op].fields) do fields[name] = job[name] end
   if fields.env then fields.env = sorted_env(fields.env) end
   if job.stdin == true then fields.stdin, fields.keep_stdin = nil, true end
+  if op ~= "spawn" or not job.tty then fields.tty, fields.cols, fields.rows = nil, nil, nil end
   return fields, options(op, job)
 end
 
@@ -208,12 +209,23 @@ function Supervisor:wait(job, seconds, on_output)
   return ended
 end
 
+-- What job printed since the last fresh (the first call starts keeping it).
+function Supervisor:fresh(job)
+  return self.channel:fresh(job.id)
+end
+
 function Supervisor:take(job)
   return self.channel:take(job.id)
 end
 
 function Supervisor:kill(job)
   local ok, err = self.channel:send("kill", job.id)
+  if not ok then return nil, errors.from(err) end
+  return true
+end
+
+function Supervisor:resize(job, cols, rows)
+  local ok, err = self.channel:send("resize", job.id, {cols = cols, rows = rows})
   if not ok then return nil, errors.from(err) end
   return true
 end
