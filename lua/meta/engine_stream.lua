@@ -181,6 +181,15 @@ function SupervisorChannel:wait(id, seconds, on_output) end
 ---@return string stderr
 function SupervisorChannel:take(id) end
 
+---What command id printed since the last fresh, without taking it from its
+---result (the first call starts keeping it and returns "", ""); wait(id, s,
+---true) then wakes on fresh output. Past 1 MiB unread per stream the excess
+---is dropped, said in the text.
+---@param id integer
+---@return string stdout
+---@return string stderr
+function SupervisorChannel:fresh(id) end
+
 ---Its result; forgets the id.
 ---@param id integer
 ---@return luagent.engine_stream.SupervisorResult

@@ -189,18 +189,27 @@
 ---@field env? table<string, string|number|boolean> extra environment (API keys are refused)
 ---@field cwd? string working directory (default /workspace)
 ---@field max_output? integer bytes kept per stream
+---@field on_output? fun(text: string, stream: "stdout"|"stderr") called with the output as it comes, while it runs
+---  (an error it raises is raised once the command ended)
 
 ---Options of box:spawn: box:exec's, but timeout has no default (none: it runs
 ---until killed, or until the box closes) and max_output caps what is kept unread.
 ---stdin = true keeps its standard input open: process:write(data) streams to it,
 ---process:close_stdin() ends it (a string: those bytes, then end-of-file).
+---tty = true: its stdin, stdout and stderr are one pseudo-terminal (TERM=xterm,
+---cols x rows, 80 x 24 unless given; process:resize), its stdin open for
+---process:write ("\3" is Ctrl-C, close_stdin sends Ctrl-D), all output as stdout.
 ---@class luagent.SpawnOptions: luagent.ExecOptions
 ---@field stdin? string|true
+---@field tty? boolean a pseudo-terminal (default false: pipes)
+---@field cols? integer the terminal's columns, 1..9999 (tty only)
+---@field rows? integer the terminal's rows, 1..9999 (tty only)
 
 ---Options of box:python.
 ---@class luagent.PythonOptions
 ---@field timeout? number seconds
 ---@field max_output? integer bytes kept per stream
+---@field on_output? fun(text: string, stream: "stdout"|"stderr") called with the output as it comes
 
 ---What a command did (box:exec, box:python).
 ---@class luagent.ExecResult
@@ -507,6 +516,14 @@ function Process:wait(seconds) end
 ---@return true? ok
 ---@return luagent.Error? err
 function Process:signal(sig) end
+
+---A terminal's new size (box:spawn(cmd, {tty = true})): its programs get SIGWINCH.
+---Raises for a process without a terminal, or a size outside 1..9999.
+---@param cols integer
+---@param rows integer
+---@return true? ok
+---@return luagent.Error? err
+function Process:resize(cols, rows) end
 
 ---Kills its whole tree now; wait() then gives the result (exit code 137 when
 ---its main process still ran; killed counts the others).

@@ -35,12 +35,15 @@
 
 ---@class luagent.SandboxToolOptions
 ---@field timeout? number seconds per call (default: the box's)
+---@field shell? "plain"|"unified" tools.standard: run_shell (plain, the default), or exec_command and write_stdin
+---@field max_sessions? integer exec_command's sessions running at once per box (default 8)
 
 ---@class luagent.tools
 local tools = {}
 
 ---The usual set for a code-running agent: run_python, run_shell, read_file,
----write_file, list_files, view_image.
+---write_file, list_files, view_image. With shell = "unified", exec_command and
+---write_stdin take run_shell's place.
 ---@param box luagent.Box
 ---@param opts? luagent.SandboxToolOptions
 ---@return luagent.Tool[]
@@ -51,6 +54,26 @@ function tools.standard(box, opts) end
 ---@param opts? luagent.SandboxToolOptions
 ---@return luagent.Tool
 function tools.run_python(box, opts) end
+
+---The exec tool pair coding models are trained on: exec_command{cmd, workdir,
+---tty, yield_time_ms, max_output_tokens} returns what the command printed
+---within yield_time_ms (default 10000), and a command still running goes on as
+---a session; write_stdin{session_id, chars, yield_time_ms, max_output_tokens}
+---types into it and returns what came since (default yield 250 ms). At most
+---max_sessions (default 8) run per box: past it the least recently used ends.
+---@param box luagent.Box
+---@param opts? luagent.SandboxToolOptions
+---@return luagent.Tool[]
+function tools.unified_exec(box, opts) end
+
+---Traces a command's output as it comes: an on_output for box:exec and
+---box:python that emits sandbox_output events (at most every 0.5 s per stream),
+---and flush() for the rest once the command ended.
+---@param box luagent.Box
+---@param tool string the tool's name, for the live view
+---@return fun(text: string, stream: string) on_output
+---@return fun() flush
+function tools.live_output(box, tool) end
 
 ---Runs a shell command (box:exec, sh -c).
 ---@param box luagent.Box

@@ -31,6 +31,10 @@
  *         passed, or output came when on_output) | nil, err (kind supervisor_lost: the
  *         supervisor is gone; kind closed: the channel was closed while this
  *         task waited)
+ *     channel:fresh(id) -> stdout, stderr   what command id printed since the last
+ *         fresh() (the first call starts it: "", ""), without taking it from its
+ *         result; a wait(id, s, true) then wakes on fresh output. A reader that falls
+ *         behind by more than LIVE_MAX bytes loses the excess, said in the text
  *     channel:take(id) -> stdout, stderr   what command id printed since the last take
  *         (a command sent with opts.window: the channel stops reading while that
  *         much of its stdout waits here untaken, so the taker paces the supervisor)
@@ -76,17 +80,20 @@ struct result_wait {
   sv_result *result; /* NULL once the result let go of it */
 };
 
+#define LIVE_MAX (1024 * 1024) /* bytes kept per stream for fresh() */
+
 static const char WAIT_CLASS[] = "luagent.engine_stream.supervisor_wait";
 
 static int channel_close(lua_State *L);
 static int channel_tostring(lua_State *L);
 static int l_channel_wait(lua_State *L);
 static int l_channel_take(lua_State *L);
+static int l_channel_fresh(lua_State *L);
 static int l_channel_result(lua_State *L);
 static int l_channel_alive(lua_State *L);
 static int l_channel_mark(lua_State *L);
 /* and send, added by lua_supervisor_send.c */
-static const luaL_Reg CHANNEL_METHODS[] = {{"wait", l_channel_wait},     {"take", l_channel_take},
+static const luaL_Reg CHANNEL_METHODS[] = {{"wait", l_channel_wait},     {"take", l_channel_take}, {"fresh", l_channel_fresh},
                                            {"result", l_channel_result}, {"alive", l_channel_alive},
                                            {"mark", l_channel_mark},     {NULL, NULL}};
 const luagent_handle_class SUPERVISOR_CHANNEL = {"luagent.engine_stream.supervisor", "supervisor channel", CHANNEL_METHODS,
@@ -141,6 +148,8 @@ static void free_result(lua_State *L, sv_result *r) {
   free_sink(L, r);
   capped_free(&r->out[DOCKER_STDOUT]);
   capped_free(&r->out[DOCKER_STDERR]);
+  buf_free(&r->fresh[DOCKER_STDOUT]);
+  buf_free(&r->fresh[DOCKER_STDERR]);
   buf_free(&r->failure);
   free(r);
 }
@@ -241,6 +250,8 @@ static void on_frame_output(void *ctx, long long id, int stream, const char *dat
     return;
   }
   capped_write(&r->out[stream], data, n);
+  if (r->live && r->fresh[stream].len + n <= LIVE_MAX) buf_append(&r->fresh[stream], data, n);
+  else if (r->live) r->fresh_dropped[stream] += n;
   if (r->window) lchannel_pace(ch);
   if (r->waiter && r->waiter->on_output) wake_waiter(r);
 }
@@ -416,6 +427,7 @@ static int channel_wait_k(lua_State *L, int status, lua_KContext ctx) {
 }
 
 static int has_output(const sv_result *r) {
+  if (r->live) return r->fresh[DOCKER_STDOUT].len > 0 || r->fresh[DOCKER_STDERR].len > 0;
   return r->out[DOCKER_STDOUT].total > 0 || r->out[DOCKER_STDERR].total > 0;
 }
 
@@ -442,6 +454,28 @@ static int l_channel_wait(lua_State *L) {
   if (r->done || ch->ended || (on_output && has_output(r))) return channel_wait_k(L, LUA_OK, (lua_KContext)w);
   if (seconds >= 0) loop_timer_start(ch->lp, &w->timer, seconds);
   return sched_await(L, &w->slot, (lua_KContext)w, channel_wait_k);
+}
+
+/* channel:fresh(id) -> stdout, stderr: the output since the last fresh. */
+static int l_channel_fresh(lua_State *L) {
+  sv_channel *ch = luagent_check_open(L, 1, &SUPERVISOR_CHANNEL);
+  sv_result *r = lchannel_find(ch, luaL_checkinteger(L, 2));
+  luaL_argcheck(L, r != NULL, 2, "no command with this id was sent");
+  r->live = 1;
+  for (int s = DOCKER_STDOUT; s <= DOCKER_STDERR; s++) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addlstring(&b, r->fresh[s].data ? r->fresh[s].data : "", r->fresh[s].len);
+    if (r->fresh_dropped[s]) {
+      lua_pushfstring(L, "\n[... %I bytes came faster than they were read, not shown ...]\n",
+                      (lua_Integer)r->fresh_dropped[s]);
+      luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    buf_clear(&r->fresh[s]);
+    r->fresh_dropped[s] = 0;
+  }
+  return 2;
 }
 
 /* channel:take(id) -> stdout, stderr: the output since the last take. */

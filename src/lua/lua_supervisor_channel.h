@@ -41,6 +41,9 @@ typedef struct sv_result {
   result_wait *waiter; /* the task waiting for it, if any */
   pack_sink *sink;     /* a pack's, else NULL */
   size_t window;       /* > 0: the channel stops reading while this much stdout waits untaken */
+  int live;            /* fresh() was asked for: output is kept for it too, as it comes */
+  buf fresh[3];        /* what came since the last fresh(), per stream (at most LIVE_MAX each) */
+  unsigned long long fresh_dropped[3]; /* bytes a full fresh buffer could not keep */
   struct sv_result *next;
 } sv_result;
 

@@ -257,14 +257,29 @@ end
 -- container (a command in flight waited out its timeout + BACKSTOP); a
 -- container OOM-killed (gVisor has no memory cgroup inside: a command over
 -- the cap ends the whole sandbox) is said so.
+-- Hands what job printed since the last time to its on_output(text, stream).
+-- A callback that raises has its error kept (job.on_output_error) and is not
+-- called again: the command runs to its end as it would have.
+local function deliver_fresh(ex, job)
+  local out, err = ex:fresh(job)
+  for _, chunk in ipairs{{out, "stdout"}, {err, "stderr"}} do
+    if chunk[1] ~= "" and not job.on_output_error then
+      local ok, why = pcall(job.on_output, chunk[1], chunk[2])
+      if not ok then job.on_output_error = why end
+    end
+  end
+end
+
 function Session:_wait_answering(ex, job, limit)
   local deadline = limit and sched.now() + limit
   local missed, next_ping = 0, sched.now() + HEARTBEAT
   local beat = self.spec.gvisor and CONTAINER_CHECK or HEARTBEAT
+  local live = job.on_output ~= nil
   while true do
     local slice = deadline and math.min(beat, deadline - sched.now()) or beat
     if slice <= 0 then return false end
-    local ended, err = ex:wait(job, slice)
+    local ended, err = ex:wait(job, slice, live)
+    if live and ended ~= nil then deliver_fresh(ex, job) end
     if ended ~= false then return ended, err end
     if self.spec.gvisor then
       local why = self:_stopped()
@@ -288,6 +303,7 @@ function Session:_run(op, job)
   local started = sched.now()
   local ok, sent
   ok, err = ex:send(op, job)
+  if ok and job.on_output then ex:fresh(job) end -- from now on output is kept for it as it comes
   if ok then
     sent = true
     ok, err = self:_wait_answering(ex, job, (job.timeout or 0) > 0 and job.timeout + BACKSTOP or nil) -- 0: none
@@ -310,7 +326,9 @@ function Session:exec(job)
 end
 
 function Session:_python(code, opts)
-  local raw, duration = self:_run("python", {code = code, timeout = opts.timeout, max_output = opts.max_output})
+  local job = {code = code, timeout = opts.timeout, max_output = opts.max_output, on_output = opts.on_output}
+  local raw, duration = self:_run("python", job)
+  opts.on_output_error = job.on_output_error
   if not raw then return nil, duration end
   local result = command.result(raw, duration, {python = true, lost = self.python_lost})
   self.python_lost = false
