@@ -13,7 +13,9 @@
 --
 -- The sandbox tools here all work on one session (`box`) and its /workspace.
 local errors = require "luagent.errors"
+local events = require "luagent.events"
 local message_content = require "luagent.model.content"
+local sched = require "luagent.sched"
 local sys = require "luagent.sys"
 
 local tools = {}
@@ -53,6 +55,30 @@ function tools.format_exec(r, opts)
   return table.concat(lines, "\n")
 end
 
+local LIVE_EVERY = 0.5 -- seconds: output that comes faster is one sandbox_output event
+local LIVE_TEXT = 4096 -- bytes of an event's text at most (its end: the whole output is in the result)
+
+-- An on_output for box:exec and box:python that traces a command's output
+-- as it comes: a sandbox_output event {session, tool, stream, text} at most
+-- every LIVE_EVERY seconds per stream (the live view shows its last line,
+-- the trace page the pieces with their times). Returns on_output and
+-- flush (the rest, once the command ended).
+function tools.live_output(box, tool)
+  local pending, last = {stdout = {}, stderr = {}}, {stdout = 0, stderr = 0}
+  local function emit(stream)
+    if #pending[stream] == 0 then return end
+    local text = table.concat(pending[stream])
+    if #text > LIVE_TEXT then text = ("[... %d bytes before ...]\n"):format(#text - LIVE_TEXT) .. text:sub(-LIVE_TEXT) end
+    events.emit({type = "sandbox_output", session = box.session, tool = tool, stream = stream, text = text})
+    pending[stream], last[stream] = {}, sched.now()
+  end
+  local function on_output(text, stream)
+    table.insert(pending[stream], text)
+    if sched.now() - last[stream] >= LIVE_EVERY then emit(stream) end
+  end
+  return on_output, function() emit("stdout"); emit("stderr") end
+end
+
 local function schema(properties, required)
   return {type = "object", properties = properties, required = required}
 end
@@ -74,7 +100,10 @@ function tools.run_python(box, opts)
     parameters = schema({code = {type = "string", description = "The Python code to run."}}, {"code"}),
     box = box,
     handler = function(args)
-      local r = check_result(box:python(args.code, {timeout = opts.timeout}))
+      local on_output, flush = tools.live_output(box, "run_python")
+      local r, err = box:python(args.code, {timeout = opts.timeout, on_output = on_output})
+      flush()
+      r = check_result(r, err)
       return tools.format_exec(r, {timeout = opts.timeout or box.timeout, memory = box.memory})
     end,
   }
@@ -88,7 +117,10 @@ function tools.run_shell(box, opts)
     parameters = schema({command = {type = "string", description = "The command line."}}, {"command"}),
     box = box,
     handler = function(args)
-      local r = check_result(box:exec(args.command, {timeout = opts.timeout}))
+      local on_output, flush = tools.live_output(box, "run_shell")
+      local r, err = box:exec(args.command, {timeout = opts.timeout, on_output = on_output})
+      flush()
+      r = check_result(r, err)
       return tools.format_exec(r, {timeout = opts.timeout or box.timeout, memory = box.memory})
     end,
   }
@@ -180,10 +212,33 @@ function tools.view_image(box)
   }
 end
 
--- The usual set for a code-running agent.
+-- The exec tool pair coding models know: exec_command, write_stdin
+-- (luagent.tools.unified_exec).
+function tools.unified_exec(box, opts)
+  return require("luagent.tools.unified_exec").tools(box, opts)
+end
+
+local SHELLS = {plain = true, unified = true}
+
+-- The usual set for a code-running agent. opts.shell: "plain" (run_shell,
+-- the default) or "unified" (exec_command and write_stdin: long commands
+-- polled, interactive programs driven).
 function tools.standard(box, opts)
-  return {tools.run_python(box, opts), tools.run_shell(box, opts), tools.read_file(box), tools.write_file(box),
-          tools.list_files(box), tools.view_image(box)}
+  opts = opts or {}
+  local shell = opts.shell or "plain"
+  if not SHELLS[shell] then
+    error(("tools.standard: shell must be \"plain\" or \"unified\", got %s"):format(tostring(shell)), 2)
+  end
+  local list = {tools.run_python(box, opts)}
+  if shell == "unified" then
+    for _, tool in ipairs(tools.unified_exec(box, opts)) do list[#list + 1] = tool end
+  else
+    list[#list + 1] = tools.run_shell(box, opts)
+  end
+  for _, tool in ipairs{tools.read_file(box), tools.write_file(box), tools.list_files(box), tools.view_image(box)} do
+    list[#list + 1] = tool
+  end
+  return list
 end
 
 -- The tools of an MCP server (luagent.mcp): tools.mcp{command = {...}} or

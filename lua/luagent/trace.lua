@@ -129,6 +129,9 @@ function trace.describe(ev)
   elseif t == "tool_result" then
     local status = ev.is_error and ("error: " .. first_line(ev.content, 60)) or first_line(ev.content, 60)
     return ("  turn %-2d %-12s %5.1fs  %s"):format(ev.turn, ev.name, ev.duration or 0, status)
+  elseif t == "sandbox_output" then
+    local last = tostring(ev.text or ""):gsub("\r", ""):match("([^\n]*[^\n%s][^\n]*)\n*$")
+    return last and ("  %-20s | %s"):format(tostring(ev.tool or "sandbox"), first_line(last, 100)) or nil
   elseif t == "mcp_progress" then
     return ("  turn %-2s %-12s  progress %s%s%s"):format(ev.turn or "-", ev.tool, tostring(ev.progress),
       ev.total and ("/" .. tostring(ev.total)) or "", ev.message and ("  " .. first_line(ev.message, 60)) or "")

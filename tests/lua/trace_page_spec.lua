@@ -133,6 +133,20 @@ t.test("each tool call sits beside its result, with the sandbox commands it ran"
   t.eq(page:find('id="e5"', 1, true), nil, "the model response an agent turn shows has no block of its own")
 end)
 
+t.test("a command's output as it came (sandbox_output) shows in its call, each piece with its time", function()
+  local evs = run_events()
+  table.insert(evs, 8, {type = "sandbox_output", t = 1.3, session = "s1", tool = "run_python", stream = "stdout",
+                        text = "step 1 " .. EVIL .. "\n"})
+  table.insert(evs, 9, {type = "sandbox_output", t = 1.45, session = "s1", tool = "run_python", stream = "stderr",
+                        text = "warning 2\n"})
+  local page = trace_page.render(evs, {dir = run_dir()})
+  local pair = block_of(page, 7)
+  has(pair, "output as it came (2 pieces)")
+  has(pair, "+0.20 s stdout\nstep 1 &lt;script&gt;", "the first piece, 0.2 s after the call, escaped")
+  has(pair, "+0.35 s stderr\nwarning 2")
+  t.eq(page:find('id="e8"', 1, true), nil, "no block of its own for an attached piece")
+end)
+
 t.test("images: view_image results and PNG outputs inline as data: URIs, within the budget", function()
   local dir = run_dir()
   local uri = "data:image/png;base64," .. sys.base64(PNG)

@@ -123,6 +123,21 @@ local function exec_row(ev, i, shown)
     table.concat(bits, " · "), table.concat(flags, " "), code(command, ev.kind == "python" and "python" or "shell"))
 end
 
+-- A command's output as it came (sandbox_output events), each piece with
+-- its time after the call.
+local function live_output(ctx, call, list)
+  local lines = {}
+  for _, k in ipairs(list or {}) do
+    local e = ctx.events[k]
+    local at = (f.num(e.t) and f.num(call.t)) and ("+%.2f s"):format(e.t - call.t) or "?"
+    lines[#lines + 1] = ("%s %s\n%s"):format(at, f.str(e.stream) or "?", f.str(e.text) or "")
+  end
+  if #lines == 0 then return "" end
+  local text = table.concat(lines, "\n")
+  return ('<details class="live"><summary>output as it came (%d piece%s)</summary>%s</details>'):format(#lines,
+    #lines == 1 and "" or "s", pre(escape(text), text, "out"))
+end
+
 local function tool_pair(ctx, i, call)
   local ix = ctx.ix
   local j = ix.result_of[i]
@@ -159,6 +174,7 @@ local function tool_pair(ctx, i, call)
     .. ('<div class="pair"><div class="call"><div class="lbl">call</div>%s</div>'
       .. '<div class="res"><div class="lbl">result</div>%s</div></div>'):format(arguments_html(name, call.arguments), res_html)
     .. (#execs > 0 and ('<div class="execs">%s</div>'):format(table.concat(execs)) or "")
+    .. live_output(ctx, call, ix.outputs_of[i])
   return block(i, call, "tool", inner, #extra > 0 and table.concat(extra, " ") or nil)
 end
 
@@ -281,6 +297,12 @@ function by_type.tool_result(ctx, i, ev)
   local inner = head(ctx, i, ev, ("result of <b>%s</b> (its call is not in the trace)%s"):format(
     escape(f.str(ev.name) or "?"), ev.is_error == true and (" " .. flag("error")) or ""))
   return block(i, ev, "tool", inner .. pre(escape(content), content, "out"))
+end
+
+function by_type.sandbox_output(ctx, i, ev)
+  if ctx.ix.attached[i] then return nil end
+  return block(i, ev, "sandbox", head(ctx, i, ev, ("sandbox %s %s: %s"):format(escape(f.str(ev.tool) or "?"),
+    escape(f.str(ev.stream) or "?"), escape(f.str(ev.text) or ""))))
 end
 
 function by_type.sandbox_exec(ctx, i, ev)

@@ -11,6 +11,7 @@
 --     ix.agent_of[i]            the agent of event i (events of an agent carry agent and run)
 --     ix.result_of[i]           call index -> result index; ix.paired[j]: result j is shown with its call
 --     ix.execs_of[i]            call index -> {sandbox_exec indices}; ix.attached[j]: exec j is shown in its call
+--     ix.outputs_of[i]          call index -> {sandbox_output indices} (a command's output as it came), attached too
 --     ix.response_of[i]         agent_turn index -> the model_response just before it; ix.folded[j]: that response
 --     ix.totals                 calls, live, cached, input, output, cached_tokens, cost, cost_unknown, saved,
 --                               tool_calls, tool_errors, execs, exec_time, problems
@@ -59,7 +60,8 @@ function index.problem(ev)
 end
 
 function index.build(events)
-  local ix = {agents = {}, agent_list = {}, agent_of = {}, result_of = {}, paired = {}, execs_of = {}, attached = {},
+  local ix = {agents = {}, agent_list = {}, agent_of = {}, result_of = {}, paired = {}, execs_of = {}, outputs_of = {},
+              attached = {},
               response_of = {}, folded = {}, bars = {}, lanes = {}, lane_of = {}, span = 0,
               totals = {calls = 0, live = 0, cached = 0, input = 0, output = 0, cached_tokens = 0, cost = 0,
                         saved = 0, tool_calls = 0, tool_errors = 0, execs = 0, exec_time = 0, problems = 0,
@@ -146,6 +148,11 @@ function index.build(events)
       end
       bar(lane((key or "") .. "\0tools", "tools", a), ev, ev.is_error == true and "b-bad" or "b-tool",
         ("%s: %s %s"):format(a and a.name or "tool", f.str(ev.name) or "?", f.secs(ev.duration)), call or i)
+    elseif t == "sandbox_output" and open_count == 1 then
+      local _, call = next(open_calls)
+      ix.outputs_of[call] = ix.outputs_of[call] or {}
+      table.insert(ix.outputs_of[call], i)
+      ix.attached[i] = true
     elseif t == "sandbox_exec" then
       T.execs = T.execs + 1
       T.exec_time = T.exec_time + (f.num(ev.duration) or 0)
