@@ -92,11 +92,12 @@ static void every_op_round_trips(void) {
   CHECK(encode(&out, "signal", 1, NAMES("signal"), VALUES(number(15))) == 0);
   CHECK(encode(&out, "pack", 3, NAMES("path", "max_bytes", "max_entries"),
                VALUES(text_of("/workspace/output"), number(2147483648.0), number(20000))) == 0);
-  const char *ops[] = {"spawn", "python", "kill", "signal", "pack"};
-  const long long ids[] = {1, 2, 1, 1, 3};
-  const size_t counts[] = {1, 1, 0, 1, 3};
+  CHECK(encode(&out, "resize", 1, NAMES("cols", "rows"), VALUES(number(120), number(40))) == 0);
+  const char *ops[] = {"spawn", "python", "kill", "signal", "pack", "resize"};
+  const long long ids[] = {1, 2, 1, 1, 3, 1};
+  const size_t counts[] = {3, 1, 0, 1, 3, 2}; /* a spawn's cols and rows (counts) always go, 0 when absent */
   size_t pos = 0;
-  for (size_t i = 0; i < 5; i++) {
+  for (size_t i = 0; i < 6; i++) {
     sv_request req;
     size_t used = 0;
     const char *error = NULL;
@@ -106,6 +107,7 @@ static void every_op_round_trips(void) {
     long long n = 0;
     if (i == 3) CHECK(sv_field_number(&req, SV_TAG_SIGNAL, &n) == 0 && n == 15);
     if (i == 4) CHECK(sv_field_number(&req, SV_TAG_MAXBYTES, &n) == 0 && n == 2147483648LL);
+    if (i == 5) CHECK(sv_field_number(&req, SV_TAG_COLS, &n) == 0 && n == 120);
     sv_request_free(&req);
     pos += used;
   }
