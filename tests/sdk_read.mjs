@@ -49,6 +49,9 @@ async function responses() {
     reasoning: done.output.filter((i) => i.type === "reasoning").map((i) => i.encrypted_content || null),
     tool_calls: done.output.filter((i) => i.type === "function_call").map((c) => ({
       id: c.call_id, name: c.name, arguments: JSON.parse(c.arguments || "{}") })),
+    // the API's own tools' calls (apply_patch, shell), as the SDK types them
+    native_calls: done.output.filter((i) => i.type === "apply_patch_call" || i.type === "shell_call").map((c) => ({
+      type: c.type, id: c.call_id, status: c.status, operation: c.operation || null, action: c.action || null })),
     usage: { input_tokens: n(u.input_tokens), output_tokens: n(u.output_tokens),
              cached_tokens: n(u.input_tokens_details && u.input_tokens_details.cached_tokens),
              cache_write_tokens: n(u.input_tokens_details && u.input_tokens_details.cache_write_tokens) },

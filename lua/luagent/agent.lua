@@ -92,7 +92,11 @@ local function new_run(a, task, opts)
   run.tools = {table.unpack(a.tools)}
   if a.max_tool_output then run.tools[#run.tools + 1] = run:read_output_tool() end
   run.by_name = {}
-  for _, tool in ipairs(run.tools) do run.by_name[tool.name] = tool end
+  for _, tool in ipairs(run.tools) do
+    run.by_name[tool.name] = tool
+    -- a model's own tool form may be called by its own name (Anthropic's str_replace_based_edit_tool)
+    for _, name in ipairs(tool.native_names or {}) do run.by_name[name] = run.by_name[name] or tool end
+  end
   return run
 end
 
@@ -215,7 +219,7 @@ function AgentRun:call_tool(call, turn, decision)
   local tool = self.by_name[call.name]
   local started = sched.now()
   self:emit({type = "tool_call", turn = turn, id = call.id, name = call.name, arguments = call.arguments or call.arguments_json})
-  local content, is_error
+  local content, is_error, native
   if not tool then
     content = ("Error: there is no tool named %q. The tools are: %s."):format(tostring(call.name), tool_names(self))
     is_error = true
@@ -235,6 +239,7 @@ function AgentRun:call_tool(call, turn, decision)
       error(stop, 0)
     elseif ok then
       content = changed_note(decision, as_content(value))
+      native = type(value) == "table" and value.native or nil -- the wire's own result shape (a Responses shell call's)
     else
       local message = type(value) == "table" and (value.message or json.encode(value)) or tostring(value)
       content, is_error = ("Error: the tool %s failed: %s"):format(call.name, message), true
@@ -245,7 +250,8 @@ function AgentRun:call_tool(call, turn, decision)
   self:emit({type = "tool_result", turn = turn, id = call.id, name = call.name, is_error = is_error or false,
              duration = sched.now() - started,
              content = type(content) == "string" and content or content[1].text})
-  return {role = "tool", tool_call_id = call.id, name = call.name, content = content, is_error = is_error}
+  return {role = "tool", tool_call_id = call.id, name = call.name, content = content, is_error = is_error,
+          native_output = native}
 end
 
 -- Runs a turn's tool calls, at once when there are several; results in call order.
@@ -375,7 +381,8 @@ function AgentRun:model_turn(turn)
   local a = self.agent
   local defs = {}
   for i, tool in ipairs(self.tools) do
-    defs[i] = {name = tool.name, description = tool.description, parameters = tool.parameters}
+    defs[i] = {name = tool.name, description = tool.description, parameters = tool.parameters, only = tool.only,
+                native = tool.native}
   end
   local result, err = a.model:complete{
     messages = self.messages, tools = defs, tool_choice = self:tool_choice(#defs),

@@ -218,26 +218,52 @@ function tools.unified_exec(box, opts)
   return require("luagent.tools.unified_exec").tools(box, opts)
 end
 
-local SHELLS = {plain = true, unified = true}
+local SHELLS = {plain = true, unified = true, native = true}
+local EDITS = {plain = true, native = true}
+
+-- A copy of tool offered only on these wires (the model adapters' names).
+local function only_on(tool, wires)
+  tool.only = wires
+  return tool
+end
+
+-- The shell tools of opts.shell: plain (run_shell), unified (exec_command,
+-- write_stdin), native (each family's own: Responses' shell, Anthropic's
+-- bash, run_shell on Chat Completions).
+local function shell_tools(box, shell, opts)
+  if shell == "unified" then return tools.unified_exec(box, opts) end
+  if shell == "plain" then return {tools.run_shell(box, opts)} end
+  local shells = require "luagent.tools.shells"
+  return {shells.shell(box, opts), shells.bash(box, opts), only_on(tools.run_shell(box, opts), {openai = true})}
+end
 
 -- The usual set for a code-running agent. opts.shell: "plain" (run_shell,
--- the default) or "unified" (exec_command and write_stdin: long commands
--- polled, interactive programs driven).
+-- the default), "unified" (exec_command and write_stdin: long commands
+-- polled, interactive programs driven) or "native" (the model family's own
+-- shell tool). opts.edit: "plain" (write_file, the default) or "native"
+-- (Responses' apply_patch, Anthropic's text editor, both as functions on
+-- Chat Completions).
 function tools.standard(box, opts)
   opts = opts or {}
-  local shell = opts.shell or "plain"
+  local shell, edit = opts.shell or "plain", opts.edit or "plain"
   if not SHELLS[shell] then
-    error(("tools.standard: shell must be \"plain\" or \"unified\", got %s"):format(tostring(shell)), 2)
+    error(("tools.standard: shell must be \"plain\", \"unified\" or \"native\", got %s"):format(tostring(shell)), 2)
+  end
+  if not EDITS[edit] then
+    error(("tools.standard: edit must be \"plain\" or \"native\", got %s"):format(tostring(edit)), 2)
   end
   local list = {tools.run_python(box, opts)}
-  if shell == "unified" then
-    for _, tool in ipairs(tools.unified_exec(box, opts)) do list[#list + 1] = tool end
+  for _, tool in ipairs(shell_tools(box, shell, opts)) do list[#list + 1] = tool end
+  list[#list + 1] = tools.read_file(box)
+  if edit == "native" then
+    local editing = require "luagent.tools.editing"
+    list[#list + 1] = editing.apply_patch(box)
+    list[#list + 1] = editing.edit_file(box)
   else
-    list[#list + 1] = tools.run_shell(box, opts)
+    list[#list + 1] = tools.write_file(box)
   end
-  for _, tool in ipairs{tools.read_file(box), tools.write_file(box), tools.list_files(box), tools.view_image(box)} do
-    list[#list + 1] = tool
-  end
+  list[#list + 1] = tools.list_files(box)
+  list[#list + 1] = tools.view_image(box)
   return list
 end
 

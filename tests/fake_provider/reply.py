@@ -26,6 +26,11 @@ class Call:
             self.arguments = json.dumps(args, separators=(",", ":"))
             parsed = args
         self.input = parsed if isinstance(parsed, dict) else None
+        # Responses' own tool calls (step form: {"native": "apply_patch_call", "operation": {...}}
+        # or {"native": "shell_call", "action": {...}}): items of that type, not function calls
+        self.native = spec.get("native")
+        self.operation = spec.get("operation")
+        self.action = spec.get("action")
 
     def anthropic_input(self):
         return self.input if self.input is not None else {"_raw": self.arguments}

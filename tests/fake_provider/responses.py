@@ -53,7 +53,24 @@ def responses_reasoning_item(r):
     return item
 
 
+NATIVE_ITEM_PREFIX = {"apply_patch_call": "apc", "shell_call": "sh"}
+
+
+def responses_native_item(call, status):
+    """An apply_patch_call or shell_call item, as the service sends its own tools' calls."""
+    item = {"type": call.native, "id": "%s_fake_%s" % (NATIVE_ITEM_PREFIX[call.native], call.item_id[8:]),
+            "call_id": call.openai_id, "status": status}
+    if call.native == "apply_patch_call":
+        item["operation"] = call.operation
+    else:
+        item["action"] = dict({"timeout_ms": None, "max_output_length": None}, **(call.action or {}))
+        item["environment"] = None
+    return item
+
+
 def responses_call_item(call, status="completed", arguments=None):
+    if call.native:
+        return responses_native_item(call, status)
     return {"type": "function_call", "id": call.item_id, "call_id": call.openai_id,
             "name": call.name,
             "arguments": call.arguments if arguments is None else arguments,
@@ -166,7 +183,10 @@ def responses_reasoning_events(r, index):
 
 
 def responses_call_events(reply, call, index):
-    """(type, fields) pairs for one streamed function-call item."""
+    """(type, fields) pairs for one streamed function-call item (a native call: added and done)."""
+    if call.native:
+        return [("response.output_item.added", {"output_index": index, "item": responses_call_item(call, "in_progress")}),
+                ("response.output_item.done", {"output_index": index, "item": responses_call_item(call)})]
     ids = {"item_id": call.item_id, "output_index": index}
     events = [("response.output_item.added",
                {"output_index": index,

@@ -256,6 +256,35 @@ def _count_breakpoints(value):
     return 0
 
 
+# Anthropic's own (client) tools: the type -> the one name it takes
+ANTHROPIC_TOOL_TYPES = {"text_editor_20250728": "str_replace_based_edit_tool", "text_editor_20250429":
+                        "str_replace_based_edit_tool", "text_editor_20250124": "str_replace_editor",
+                        "bash_20250124": "bash"}
+
+
+def _tools_problem(tools):
+    """(param, message) for a tools list the Messages API refuses: an unknown tool type, an
+    own tool under another name, a custom tool without input_schema, a name given twice."""
+    if tools is None:
+        return None
+    names = set()
+    for i, tool in enumerate(tools if isinstance(tools, list) else []):
+        kind = tool.get("type", "custom") if isinstance(tool, dict) else None
+        where = "tools.%d" % i
+        if kind == "custom":
+            if not isinstance(tool.get("input_schema"), dict):
+                return (where + ".input_schema", "%s.custom.input_schema: Field required" % where)
+        elif kind in ANTHROPIC_TOOL_TYPES:
+            if tool.get("name") != ANTHROPIC_TOOL_TYPES[kind]:
+                return (where + ".name", "%s.%s.name: Input should be '%s'" % (where, kind, ANTHROPIC_TOOL_TYPES[kind]))
+        else:
+            return (where, "%s: Input tag '%s' found using 'type' does not match any of the expected tags" % (where, kind))
+        if tool.get("name") in names:
+            return (where + ".name", "tools: Tool names must be unique.")
+        names.add(tool.get("name"))
+    return None
+
+
 def anthropic_problem(body):
     """None, or (param, message) for a request the Messages API would refuse."""
     if not isinstance(body, dict):
@@ -281,6 +310,9 @@ def anthropic_problem(body):
     system = body.get("system")
     if isinstance(system, str) and system == "":
         return ("system", "system: text content blocks must be non-empty")
+    problem = _tools_problem(body.get("tools"))
+    if problem:
+        return problem
     if _count_breakpoints(body) > 4:
         return ("cache_control", "A maximum of 4 blocks with cache_control may be provided. Found %d."
                 % _count_breakpoints(body))

@@ -147,7 +147,7 @@ t.test("tools.standard{shell = 'unified'}: exec_command and write_stdin in place
   local names = {}
   for _, tool in ipairs(tools.standard(box, {shell = "unified"})) do names[#names + 1] = tool.name end
   t.same(names, {"run_python", "exec_command", "write_stdin", "read_file", "write_file", "list_files", "view_image"})
-  t.raises(function() tools.standard(box, {shell = "bash"}) end, 'shell must be "plain" or "unified"')
+  t.raises(function() tools.standard(box, {shell = "bash"}) end, 'shell must be "plain", "unified" or "native"')
 end)
 
 t.test("exec_command: a command that ends within its yield returns as run_shell's, with no session", function()

@@ -36,10 +36,30 @@ local STOP = {
 local TOOL = {name = "run_python", description = "Run Python code.",
               parameters = {type = "object", properties = {code = {type = "string"}}, required = {"code"}}}
 
+-- luagent's calls of function tools (the API's own tools' calls apart: native_calls)
 local function calls_of(list)
   local out = {}
-  for i, c in ipairs(list) do out[i] = {id = c.id, name = c.name, arguments = c.arguments} end
+  for _, c in ipairs(list) do
+    if not c.native then out[#out + 1] = {id = c.id, name = c.name, arguments = c.arguments} end
+  end
   return out
+end
+
+-- Responses' own tools' calls as luagent read them, in the SDK's terms: an
+-- apply_patch call carries the operation's patch, a shell call the action.
+local function native_calls_match(r, s, label)
+  local patch = require "luagent.tools.patch"
+  local mine = {}
+  for _, c in ipairs(r.tool_calls) do if c.native then mine[#mine + 1] = c end end
+  t.eq(#mine, #(s.native_calls or {}), label .. ": the API's own tools' calls")
+  for i, c in ipairs(s.native_calls or {}) do
+    t.same({mine[i].native, mine[i].id}, {c.type, c.id}, label .. ": call " .. i)
+    if c.type == "apply_patch_call" then
+      t.eq(mine[i].arguments.patch, assert(patch.of_operation(c.operation)), label .. ": the operation, as a patch")
+    else
+      t.same(mine[i].arguments.commands, c.action.commands, label .. ": the shell action's commands")
+    end
+  end
 end
 
 local function compare(provider, step, stream, what)
@@ -57,6 +77,7 @@ local function compare(provider, step, stream, what)
   end
   t.eq(STOP[provider][r.finish_reason], s.stop, label .. ": stop")
   if provider == "openai_responses" then
+    native_calls_match(r, s, label)
     local final, commentary = {}, {}
     for _, item in ipairs(s.items) do
       if item.text ~= "" then table.insert(item.phase == "commentary" and commentary or final, item.text) end
@@ -94,7 +115,10 @@ local ONLY = {
   openai_responses = {{"reasoning items and phases", {
     reasoning = {{summary = "Compare with the baseline.", encrypted_content = "gAAAAenc"}},
     messages = {{text = "Let me check first.", phase = "commentary"}},
-    text = "Day 3.", phase = "final_answer"}}},
+    text = "Day 3.", phase = "final_answer"}},
+    {"the API's own tools' calls (apply_patch, shell)", {tool_calls = {
+      {native = "apply_patch_call", id = "call_p", operation = {type = "update_file", path = "a.py", diff = "-x\n+y\n"}},
+      {native = "shell_call", id = "call_s", action = {commands = {"ls", "python3 a.py"}, timeout_ms = 5000}}}}}},
   anthropic = {
     {"thinking and redacted thinking", {thinking = {{thinking = "The median is the baseline.", signature = "sig-1"},
                                                     {redacted = "opaque"}}, text = "Day 3.", tool_calls = CALL}},

@@ -102,11 +102,14 @@ function api.messages(messages)
   return out, #system > 0 and table.concat(system, "\n\n") or nil
 end
 
+-- A tool with Anthropic's own form (text_editor_20250728, bash_20250124)
+-- goes as that form: its calls come back as tool_use blocks under the form's
+-- name, which the agent knows (tool.native_names).
 function api.tools(tools)
   local out = json.array{}
-  for i, tool in ipairs(tools) do
-    out[i] = {name = tool.name, description = tool.description,
-              input_schema = content.parameters(tool)}
+  for i, o in ipairs(content.offered(tools, api.name)) do
+    local tool = o.tool
+    out[i] = o.native or {name = tool.name, description = tool.description, input_schema = content.parameters(tool)}
   end
   return out
 end

@@ -75,6 +75,20 @@ function content.schema(schema)
   return out
 end
 
+-- The tools a model on this wire is offered (a tool's `only`: the wires it
+-- is offered on, by the adapters' names; none: every wire), each with the
+-- wire's own form when it has one (tool.native[wire], e.g. Responses'
+-- {type = "apply_patch"}): {tool, native | nil} pairs.
+function content.offered(tools, wire)
+  local out = {}
+  for _, tool in ipairs(tools or {}) do
+    if not tool.only or tool.only[wire] then
+      out[#out + 1] = {tool = tool, native = type(tool.native) == "table" and tool.native[wire] or nil}
+    end
+  end
+  return out
+end
+
 -- A tool's parameters as a provider sends them.
 function content.parameters(tool)
   return content.schema(tool.parameters or {type = "object"})

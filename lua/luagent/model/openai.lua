@@ -92,7 +92,8 @@ end
 
 function api.tools(tools)
   local out = json.array{}
-  for i, tool in ipairs(tools) do
+  for i, o in ipairs(content.offered(tools, api.name)) do
+    local tool = o.tool
     out[i] = {type = "function", ["function"] = {name = tool.name, description = tool.description,
                                                  parameters = content.parameters(tool)}}
   end

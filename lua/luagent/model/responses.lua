@@ -6,6 +6,7 @@ local json = require "luagent.json"
 local content = require "luagent.model.content"
 local stream = require "luagent.model.stream"
 local api_contract = require "luagent.model.api"
+local patch = require "luagent.tools.patch"
 local structured = require "luagent.model.structured"
 
 -- the same servers, keys and authentication as Chat Completions
@@ -57,10 +58,43 @@ local function user_item(value)
   return {role = "user", content = parts}
 end
 
+-- The output item that answers a native call (kind: its item type) with the
+-- tool message msg.
+local function native_output(kind, msg)
+  local text = content.text_of(msg.content)
+  if kind == "apply_patch_call" then
+    return {type = "apply_patch_call_output", call_id = msg.tool_call_id,
+            status = msg.is_error and "failed" or "completed", output = text}
+  end
+  local native = type(msg.native_output) == "table" and msg.native_output or nil
+  local output = native and native.output
+    or {{stdout = text, stderr = "", outcome = {type = "exit", exit_code = msg.is_error and 1 or 0}}}
+  return {type = "shell_call_output", call_id = msg.tool_call_id, output = json.array(output),
+          max_output_length = native and native.max_output_length or nil}
+end
+
+local NATIVE_CALLS = {apply_patch_call = "apply_patch", shell_call = "shell"}
+
+-- A native call item as a call of the tool it is answered by: apply_patch's
+-- operation as a V4A patch ({patch}), shell's action as its arguments.
+local function native_call(item)
+  local args
+  if item.type == "apply_patch_call" then
+    local text, why = patch.of_operation(item.operation)
+    args = text and {patch = text} or {operation_error = why}
+  else
+    args = type(item.action) == "table" and item.action or {}
+  end
+  local call = content.tool_call(item.call_id, NATIVE_CALLS[item.type], json.encode(args))
+  call.native = item.type
+  return call
+end
+
 -- System messages become `instructions`; the rest are input items. Images a
 -- tool returned follow its function_call_output in a user message.
 function api.input(messages)
   local items, instructions, pending = json.array{}, {}, {}
+  local native_kind = {} -- call_id -> the native call item's type
   local function flush()
     if #pending == 0 then return end
     local parts = json.array{{type = "input_text", text = "The images returned by the tool calls above:"}}
@@ -75,6 +109,7 @@ function api.input(messages)
     elseif own_items(msg) then -- an assistant turn, or the provider's compaction of earlier turns
       for _, item in ipairs(own_items(msg)) do
         if sendable(item) then items[#items + 1] = item end
+        if type(item) == "table" and NATIVE_CALLS[item.type] then native_kind[item.call_id] = item.type end
       end
     elseif msg.role == "user" then
       items[#items + 1] = user_item(msg.content)
@@ -85,6 +120,8 @@ function api.input(messages)
         items[#items + 1] = {type = "function_call", call_id = call.id, name = call.name,
                              arguments = call.arguments_json or json.encode(call.arguments or {})}
       end
+    elseif native_kind[msg.tool_call_id] then
+      items[#items + 1] = native_output(native_kind[msg.tool_call_id], msg)
     else
       items[#items + 1] = {type = "function_call_output", call_id = msg.tool_call_id, output = content.text_of(msg.content)}
       for _, img in ipairs(content.images_of(msg.content)) do pending[#pending + 1] = img end
@@ -94,14 +131,19 @@ function api.input(messages)
   return items, #instructions > 0 and table.concat(instructions, "\n\n") or nil
 end
 
+-- A tool with the API's own form (apply_patch, shell) goes as that form;
+-- its calls come back as apply_patch_call and shell_call items (read below
+-- as calls of the tool named apply_patch and shell).
 function api.tools(tools)
   local out = json.array{}
-  for i, tool in ipairs(tools) do
-    out[i] = {type = "function", name = tool.name, description = tool.description,
-              parameters = content.parameters(tool), strict = false}
+  for i, o in ipairs(content.offered(tools, api.name)) do
+    local tool = o.tool
+    out[i] = o.native or {type = "function", name = tool.name, description = tool.description,
+                          parameters = content.parameters(tool), strict = false}
   end
   return out
 end
+
 
 function api.tool_choice(choice)
   if choice == nil or type(choice) == "string" then return choice end
@@ -177,6 +219,7 @@ end
 local function needs_keeping(output)
   for _, item in ipairs(output) do
     if item.type == "reasoning" or (item.type == "message" and type(item.phase) == "string") then return true end
+    if NATIVE_CALLS[item.type] then return true end -- they go back as they came
   end
   return false
 end
@@ -219,6 +262,8 @@ function api.parse(_, response)
     elseif item.type == "function_call" then
       if type(item.name) ~= "string" then return api_contract.unexpected("a function_call without a name") end
       calls[#calls + 1] = content.tool_call(item.call_id, item.name, type(item.arguments) == "string" and item.arguments or "")
+    elseif NATIVE_CALLS[item.type] then
+      calls[#calls + 1] = native_call(item)
     end
   end
   local finish = "stop"
