@@ -38,7 +38,8 @@ local analyst = agent.new{
   name = "Energy anomaly analyst",
   instructions = cfg.instructions,
   model = llm,
-  tools = tools.standard(box, {timeout = cfg.limits.tool_timeout}),
+  tools = tools.standard(box, {timeout = cfg.limits.tool_timeout, shell = cfg.tools.shell, edit = cfg.tools.edit}),
+  skills = cfg.skills,                                  -- folders with a SKILL.md, read when needed
   max_turns = cfg.limits.max_turns,
   budget = cfg.limits.budget,
   outputs = cfg.outputs,

@@ -17,6 +17,7 @@ local errors = require "luagent.errors"
 local events = require "luagent.events"
 local sched = require "luagent.sched"
 local sys = require "luagent.sys"
+local skills = require "luagent.skills"
 local tools_mod = require "luagent.tools"
 local structured = require "luagent.model.structured"
 local approval = require "luagent.approval"
@@ -58,7 +59,26 @@ function agent.new(spec)
       if tool.box then a.workspace = tool.box break end
     end
   end
+  a.skills = skills.load(spec.skills, "agent.new: skills")
+  if #a.skills > 0 and not a.workspace then
+    error("agent.new: skills are staged into the sandbox the agent's tools work in: give it tools.standard(box)", 2)
+  end
   return a
+end
+
+-- The skills are in the agent's sandbox before its first turn (once per box).
+local staged_skills = setmetatable({}, {__mode = "k"}) -- box -> {name = true}
+
+local function stage_skills(a)
+  if #a.skills == 0 then return true end
+  local done = staged_skills[a.workspace] or {}
+  local todo = {}
+  for _, s in ipairs(a.skills) do if not done[s.name] then todo[#todo + 1] = s end end
+  local ok, err = skills.stage(a.workspace, todo)
+  if not ok then return nil, err end
+  for _, s in ipairs(todo) do done[s.name] = true end
+  staged_skills[a.workspace] = done
+  return true
 end
 
 -- ---- one run ----
@@ -72,6 +92,8 @@ local function system_prompt(a)
     text = text .. "\n\nBefore you give your final answer, these files must exist in the workspace: "
       .. table.concat(a.outputs, ", ") .. "."
   end
+  local listed = skills.instructions(a.skills or {})
+  if listed then text = text .. "\n\n" .. listed end
   return text
 end
 
@@ -501,6 +523,8 @@ end
 
 -- agent:run(task [, {messages = earlier transcript}]) -> result
 function Agent:run(task, opts)
+  local ok, err = stage_skills(self)
+  if not ok then error(errors.wrap(errors.from(err), "the agent's skills could not be staged"), 2) end
   return new_run(self, task, opts):go()
 end
 

@@ -497,6 +497,18 @@ local function emit_file(self, op, name, bytes, started, via, err)
                duration = sched.now() - started, error = err and err.message})
 end
 
+-- An agent's skill's file under /skills (luagent.skills): true | nil, err.
+function Box:_put_skill_file(path, data, mode)
+  local err = closed(self)
+  if err then return nil, err end
+  refuse_secret(data, "skill file " .. path, 2)
+  local started = sched.now()
+  local ok
+  ok, err = self._session:put_skill_file(path, data, mode)
+  emit_file(self, "skill", path, #data, started, "supervisor", err)
+  return ok, err
+end
+
 function Box:put(path, data, opts)
   local name = workspace_name(path, 2)
   if type(data) ~= "string" then error("box:put(path, data): data must be a string", 2) end

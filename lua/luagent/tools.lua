@@ -137,7 +137,14 @@ function tools.read_file(box)
                          limit = {type = "integer", description = "How many lines to show."}}, {"path"}),
     box = box,
     handler = function(args)
-      local content = check_result(box:get(args.path, {max_bytes = 64 * 1024 * 1024}))
+      local content
+      if type(args.path) == "string" and args.path:match("^/skills/") and not args.path:find("/%.%.?/") then
+        local r = check_result(box:exec({"cat", "--", args.path})) -- a skill's file (luagent.skills): outside the workspace
+        if r.exit_code ~= 0 then error(errors.new("tool", r.stderr), 0) end
+        content = r.stdout
+      else
+        content = check_result(box:get(args.path, {max_bytes = 64 * 1024 * 1024}))
+      end
       if content:find("\0", 1, true) then
         return ("%s is a binary file of %d bytes; inspect it with run_python"):format(args.path, #content)
       end

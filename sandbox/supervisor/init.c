@@ -2,6 +2,7 @@
 #include "init.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -11,6 +12,8 @@
 
 int init_main(void) {
   prctl(PR_SET_DUMPABLE, 0);
+  /* an emptyDir (Kubernetes) comes world-writable: the skills folder is root's, read-only to commands */
+  chmod("/skills", 0755);
   sigset_t wanted;
   sigemptyset(&wanted);
   sigaddset(&wanted, SIGCHLD);

@@ -35,6 +35,22 @@ static void op_pack(server *s, const sv_request *req) { job_start(s, req, JOB_PA
 static void op_list(server *s, const sv_request *req) { list_request(req, s->uid, s->gid); }
 static void op_read(server *s, const sv_request *req) { read_request(req, s->uid, s->gid); }
 static void op_put(server *s, const sv_request *req) { put_request(req, s->uid, s->gid); }
+
+/* skill: a file of an agent's skill, written as root under SKILLS_DIR (a
+ * root-owned tmpfs or emptyDir, mode 0755): the command user reads it, and
+ * cannot change it. Any other path is refused; open_place refuses "." and
+ * ".." components and links on the way. */
+#define SKILLS_DIR "/skills/"
+static void op_skill(server *s, const sv_request *req) {
+  const sv_field *path = sv_field_find(req, SV_TAG_PATH);
+  (void)s;
+  if (!path || path->len <= strlen(SKILLS_DIR) || memcmp(path->data, SKILLS_DIR, strlen(SKILLS_DIR)) != 0) {
+    frame_failure(req->id, "refused: a skill's file goes under %s", SKILLS_DIR);
+    frame_exit(req->id, 1, "-", 0);
+    return;
+  }
+  put_request(req, 0, 0);
+}
 static void op_python(server *s, const sv_request *req) { python_request(s, req); }
 
 static void op_kill(server *s, const sv_request *req) {

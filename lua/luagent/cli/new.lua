@@ -97,6 +97,9 @@ cli.TEMPLATES = {
       {"recipes/templates/basic/recipe_sample.csv", "%s_sample.csv", "a tiny sample input"},
       {"recipes/templates/basic/recipe.eval.yaml", "%s.eval.yaml", "an eval spec: variants x inputs, checked"},
       {"recipes/templates/basic/recipe_check.lua", "%s_check.lua", "the eval's check of one run"},
+      {"recipes/templates/basic/skills/csv-profile/SKILL.md", "skills/csv-profile/SKILL.md",
+       "a skill the agent reads when it needs it (its name and description are in its instructions)"},
+      {"recipes/templates/basic/skills/csv-profile/profile.py", "skills/csv-profile/profile.py", "the skill's script"},
     },
   },
   energy_anomaly = {
@@ -218,6 +221,8 @@ function cli.main(args)
   print(("wrote %s recipe %s in %s (template %s):"):format(o.from == "basic" and "a new" or "the " .. o.from, o.name,
     o.dir == "." and "this folder" or o.dir, o.from))
   for _, f in ipairs(files) do
+    local parent = f.path:match("^(.*)/[^/]+$")
+    if parent then fs.mkdir(parent) end -- a template's subfolder (skills/NAME)
     ok, err = fs.write(f.path, f.text)
     if not ok then
       io.stderr:write("luagent new: ", err.message, "\n")

@@ -119,6 +119,8 @@ local function workspace_mount(spec, volume)
   return {Type = "volume", Source = volume, Target = ws.target, VolumeOptions = options}
 end
 
+local SKILLS_DIR, SKILLS_SIZE = "/skills", 16 * 1024 * 1024 -- an agent's skills (luagent.skills)
+
 -- The container: the supervisor is PID 1 as uid 0 with only the four
 -- capabilities it needs (sandbox/supervisor/DESIGN.md), from its volume
 -- mounted read-only; commands run under it as spec.uid:gid with none. No
@@ -135,7 +137,9 @@ local function container_body(spec, volume)
     CapDrop = {"ALL"}, CapAdd = {"SETUID", "SETGID", "KILL", "SETPCAP"},
     SecurityOpt = {"no-new-privileges:true"},
     ReadonlyRootfs = not spec.writable_root,
-    Tmpfs = {[mounts.tmp.target] = ("rw,noexec,nosuid,nodev,size=%d"):format(mounts.tmp.size)},
+    -- /skills: root's (mode 0755), written by the supervisor's skill op only: an agent's skills, read-only to commands
+    Tmpfs = {[mounts.tmp.target] = ("rw,noexec,nosuid,nodev,size=%d"):format(mounts.tmp.size),
+             [SKILLS_DIR] = ("rw,nosuid,nodev,mode=755,size=%d"):format(SKILLS_SIZE)},
     Init = false, Runtime = spec.runtime, -- nil: the engine's default runtime
     Mounts = {workspace_mount(spec, volume),
               {Type = "volume", Source = supervisor.volume(), Target = supervisor.HOME, ReadOnly = true,

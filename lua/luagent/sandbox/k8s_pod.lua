@@ -112,6 +112,7 @@ local function container(spec, o)
     volumeMounts = {
       {name = "workspace", mountPath = spec.mounts.workspace.target},
       {name = "tmp", mountPath = spec.mounts.tmp.target},
+      {name = "skills", mountPath = "/skills"}, -- root's: the supervisor makes it 0755 (luagent.skills)
       {name = "supervisor", mountPath = supervisor.HOME, readOnly = true},
     },
   }
@@ -141,6 +142,7 @@ function pod.manifest(spec, o)
       volumes = {
         {name = "workspace", emptyDir = empty_dir(spec.mounts.workspace.size)},
         {name = "tmp", emptyDir = empty_dir(spec.mounts.tmp.size)},
+        {name = "skills", emptyDir = empty_dir(16 * 1024 * 1024)},
         {name = "supervisor", configMap = {name = o.configmap, defaultMode = 365}}, -- 0555: root's, read-only
       },
     },

@@ -157,6 +157,20 @@ function Session:put_file(name, data, mode)
   return true, nil, "supervisor"
 end
 
+-- A file of an agent's skill (luagent.skills), written as root under
+-- /skills by the supervisor's skill op: read-only to commands.
+function Session:put_skill_file(path, data, mode)
+  if #data > PUT_MAX then
+    return errors.fail("too_large", ("%s: %d bytes; a skill's file holds %d at most"):format(path, #data, PUT_MAX))
+  end
+  local raw, err = self:_file_op("skill", {path = path, data = data, mode = mode})
+  if not raw then return nil, err end
+  if raw.exit_code ~= 0 or raw.failure then
+    return nil, file_error(raw.failure or raw.stderr, "staging " .. path .. " into the sandbox failed")
+  end
+  return true
+end
+
 -- A snapshot is extracted safely on the host first (refusing what could
 -- escape), then staged like a folder.
 function Session:_restore(host_tar)

@@ -20,7 +20,8 @@ local box <close> = assert(sandbox.open{
 
 local worker = agent.new{
   name = "{{name}}", instructions = cfg.instructions, model = llm,
-  tools = tools.standard(box, {timeout = cfg.limits.tool_timeout}),
+  tools = tools.standard(box, {timeout = cfg.limits.tool_timeout, shell = cfg.tools.shell, edit = cfg.tools.edit}),
+  skills = cfg.skills,    -- folders with a SKILL.md, staged read-only under /skills in the sandbox
   max_turns = cfg.limits.max_turns, budget = cfg.limits.budget, outputs = cfg.outputs,
 }
 
