@@ -17,7 +17,44 @@ local function energy(extra)
   list[#list + 1] = {text = "The anomaly is in the report.", usage = {input_tokens = 5000, output_tokens = 30}}
   return list
 end
+-- The energy analysis with the unified exec pair and each provider's own
+-- editor (--set tools.shell=unified --set tools.edit=native): a look at the
+-- data through exec_command, a REPL-free poll, the five Python steps, then
+-- notes written and changed by the model's own editing tool.
+local function energy_native(wire)
+  local list = {
+    {tool_calls = {{id = "call_look", name = "exec_command",
+                    arguments = {cmd = "head -3 input/building_energy.csv; sleep 1; echo looked", yield_time_ms = 300}}}},
+    {tool_calls = {{id = "call_poll", name = "write_stdin", arguments = {session_id = 1, yield_time_ms = 5000}}}},
+  }
+  for _, step in ipairs(energy()) do
+    if step.tool_calls then list[#list + 1] = step end
+  end
+  local create, update
+  if wire == "openai_responses" then
+    create = {native = "apply_patch_call", id = "call_notes",
+              operation = {type = "create_file", path = "output/notes.md", diff = "+# Notes\n+draft\n"}}
+    update = {native = "apply_patch_call", id = "call_notes2",
+              operation = {type = "update_file", path = "output/notes.md", diff = " # Notes\n-draft\n+checked by the editor\n"}}
+  elseif wire == "anthropic" then
+    create = {id = "toolu_notes", name = "str_replace_based_edit_tool",
+              arguments = {command = "create", path = "output/notes.md", file_text = "# Notes\ndraft\n"}}
+    update = {id = "toolu_notes2", name = "str_replace_based_edit_tool",
+              arguments = {command = "str_replace", path = "output/notes.md", old_str = "draft", new_str = "checked by the editor"}}
+  else
+    create = {id = "call_notes", name = "apply_patch",
+              arguments = {patch = "*** Begin Patch\n*** Add File: output/notes.md\n+# Notes\n+draft\n*** End Patch"}}
+    update = {id = "call_notes2", name = "edit_file",
+              arguments = {command = "str_replace", path = "output/notes.md", old_str = "draft", new_str = "checked by the editor"}}
+  end
+  list[#list + 1] = {tool_calls = {create}}
+  list[#list + 1] = {tool_calls = {update}}
+  list[#list + 1] = {text = "The anomaly is in the report."}
+  return list
+end
+
 local steps = {
+  energy_native = energy_native(provider or "openai"),
   calculator = {
     {text = "Let me compute it.", tool_calls = {{id = "call_1", name = "run_python", arguments = {code = "print(6 * 7)"}}}},
     {text = "The answer is 42."},
