@@ -9,7 +9,8 @@
 --                          DOCKER_CERT_PATH): a busybox session on that engine, its supervisor's
 --                          channel over TLS (tests/engines.sh starts one; `image NAME IMAGE` copies
 --                          luagent-busybox:test in)
--- then one file put and got (1 KB, 10 MB), a box:python cell (the persistent interpreter), the same two with
+-- then one file put and got (1 KB, 10 MB), a box:python cell (the persistent interpreter), the unified
+-- exec pair (exec_command of `true` against box:exec, a write_stdin round trip to a REPL), the same two with
 -- save = {...} (20 files there, none changed: the outputs mirror lists the
 -- save folder only when serve's watch says it changed, so these cost nothing), and a session's open
 -- (container + workspace volume + start; the supervisor's serve starts in the
@@ -127,6 +128,40 @@ for i = 1, runs + 3 do
   if i > 3 then cells[#cells + 1] = took end
 end
 print(("box:python cell (x += 1, the persistent interpreter): %.2f ms (median of %d)"):format(median(cells) * 1000, runs))
+
+-- The unified exec pair (tools.standard{shell = "unified"}): exec_command of a
+-- command that ends within its yield against box:exec of the same, and one
+-- write_stdin round trip to a waiting REPL (a line in, its answer back),
+-- alternating; the goal: each within 2x of box:exec of `true`.
+do
+  local pair = luagent.tools.unified_exec(box)
+  local exec_command, write_stdin = pair[1].handler, pair[2].handler
+  local out = exec_command{cmd = "python3 -i -q", tty = true, yield_time_ms = 1500}
+  local repl = assert(tonumber(out:match("session ID (%d+)")), out)
+  local ways = {{label = "box:exec true", times = {}, fn = function() assert(box:exec("true").exit_code == 0) end},
+                {label = "exec_command true", times = {}, fn = function()
+                  assert(exec_command{cmd = "true"}:find("exited with code 0", 1, true)) end},
+                {label = "write_stdin (REPL)", times = {}, fn = function()
+                  local n, got = 0, ""
+                  repeat -- a round trip: the line in, then short polls until its answer and the next prompt
+                    got = got .. write_stdin{session_id = repl, chars = n == 0 and "1 + 1\n" or "", yield_time_ms = 2}
+                    n = n + 1
+                  until got:find("2\r\n>>> ", 1, true) or n > 500
+                  assert(n <= 500, "the REPL did not answer")
+                end}}
+  for i = 1, runs + 3 do
+    for _, way in ipairs(ways) do
+      local took = timed(way.fn)
+      if i > 3 then way.times[#way.times + 1] = took end
+    end
+  end
+  local base = median(ways[1].times)
+  print(("the unified exec pair, medians of %d, alternating:"):format(runs))
+  for _, way in ipairs(ways) do
+    print(("  %-20s %8.2f ms   %5.2fx box:exec true"):format(way.label, median(way.times) * 1000, median(way.times) / base))
+  end
+  write_stdin{session_id = repl, chars = "\4", yield_time_ms = 2000}
+end
 
 -- The outputs mirror's cost when nothing changed: the same commands on a box
 -- without save and one with it (20 files in its save folder), alternating.

@@ -19,7 +19,7 @@ local sched = require "luagent.sched"
 local unified = {}
 
 local DEFAULT_SESSIONS = 8
-local YIELD = {exec = 10000, write = 250, min = 250, max = 30000} -- milliseconds
+local YIELD = {exec = 10000, write = 250, min = 0, max = 30000} -- milliseconds (0: what came so far)
 local DEFAULT_TOKENS = 10000
 local BYTES_PER_TOKEN = 4 -- what max_output_tokens allows, counted as bytes
 local MAX_TOKENS = 100000
