@@ -138,7 +138,7 @@ do
   local exec_command, write_stdin = pair[1].handler, pair[2].handler
   local out = exec_command{cmd = "python3 -i -q", tty = true, yield_time_ms = 1500}
   local repl = assert(tonumber(out:match("session ID (%d+)")), out)
-  local ways = {{label = "box:exec true", times = {}, fn = function() assert(box:exec("true").exit_code == 0) end},
+  local rows = {{label = "box:exec true", times = {}, fn = function() assert(box:exec("true").exit_code == 0) end},
                 {label = "exec_command true", times = {}, fn = function()
                   assert(exec_command{cmd = "true"}:find("exited with code 0", 1, true)) end},
                 {label = "write_stdin (REPL)", times = {}, fn = function()
@@ -150,14 +150,14 @@ do
                   assert(n <= 500, "the REPL did not answer")
                 end}}
   for i = 1, runs + 3 do
-    for _, way in ipairs(ways) do
+    for _, way in ipairs(rows) do
       local took = timed(way.fn)
       if i > 3 then way.times[#way.times + 1] = took end
     end
   end
-  local base = median(ways[1].times)
+  local base = median(rows[1].times)
   print(("the unified exec pair, medians of %d, alternating:"):format(runs))
-  for _, way in ipairs(ways) do
+  for _, way in ipairs(rows) do
     print(("  %-20s %8.2f ms   %5.2fx box:exec true"):format(way.label, median(way.times) * 1000, median(way.times) / base))
   end
   write_stdin{session_id = repl, chars = "\4", yield_time_ms = 2000}
