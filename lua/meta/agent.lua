@@ -79,6 +79,8 @@
 ---@field max_turns? integer model calls at most, default 20
 ---@field budget? luagent.Budget
 ---@field outputs? string[] workspace files (globs) that must exist before the agent may finish
+---@field skills? string[] folders with a SKILL.md (front matter: name, description), staged read-only
+---  under /skills in the sandbox of its tools; named in its instructions, read when needed (luagent help tools)
 ---@field max_tool_output? integer longer tool results are cut to head and tail (default 16000 characters)
 ---@field on_step? fun(step: luagent.AgentStep) every model turn and tool call
 ---@field on_limit? fun(result: luagent.AgentResult): string? turns a max_turns or budget stop into a final answer

@@ -31,11 +31,17 @@
 ---@field parameters? table a JSON Schema of its arguments (an object schema)
 ---@field handler fun(args: table, ctx: luagent.ToolContext): string|luagent.ToolOutput|any
 ---@field box? luagent.Box the session a sandbox tool works on
+---@field only? table<string, boolean> the wires it is offered on (openai, openai_responses, anthropic); none: all
+---@field native? table<string, table> per wire, the API's own tool object it goes as (Responses' {type = "apply_patch"})
+---@field native_names? string[] the names its calls may come under in that form (str_replace_based_edit_tool)
 ---@field needs_approval? boolean|fun(args: table, ctx: luagent.ApprovalContext): boolean approve first? (luagent.ApproveMode)
 
 ---@class luagent.SandboxToolOptions
 ---@field timeout? number seconds per call (default: the box's)
----@field shell? "plain"|"unified" tools.standard: run_shell (plain, the default), or exec_command and write_stdin
+---@field shell? "plain"|"unified"|"native" tools.standard: run_shell (the default), exec_command and write_stdin,
+---  or the model family's own shell (Responses' shell, Anthropic's bash)
+---@field edit? "plain"|"native" tools.standard: write_file (the default), or each family's own editor
+---  (Responses' apply_patch, Anthropic's text editor; both as functions on Chat Completions)
 ---@field max_sessions? integer exec_command's sessions running at once per box (default 8)
 
 ---@class luagent.tools
