@@ -200,6 +200,14 @@ t.test("the strict fake refuses an Anthropic tool type it does not know, and an 
   bad.native.anthropic = {type = "bash_20250124", name = "shell"}
   _, err = m:complete{messages = {{role = "user", content = "hi"}}, tools = {bad}}
   t.eq(err.status, 400); t.match(err.message, "Input should be 'bash'")
+  local rq = fake.queue("invalid-responses-tool")
+  fake.script(rq, {{text = "never"}})
+  local r = model.openai_responses{model = NAME.openai_responses, base_url = fake.base_url(rq, "openai_responses"),
+                                   api_key = KEY}
+  bad.native = {openai_responses = {type = "apply_patch_v9"}}
+  _, err = r:complete{messages = {{role = "user", content = "hi"}}, tools = {bad}}
+  t.eq(err.status, 400, "Responses: a tool type the spec does not have is refused")
+  t.match(err.message, "tools")
 end)
 
 return t.done()
