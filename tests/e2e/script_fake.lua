@@ -40,12 +40,14 @@ local function energy_native(wire)
     create = {id = "toolu_notes", name = "str_replace_based_edit_tool",
               arguments = {command = "create", path = "output/notes.md", file_text = "# Notes\ndraft\n"}}
     update = {id = "toolu_notes2", name = "str_replace_based_edit_tool",
-              arguments = {command = "str_replace", path = "output/notes.md", old_str = "draft", new_str = "checked by the editor"}}
+              arguments = {command = "str_replace", path = "output/notes.md", old_str = "draft",
+                           new_str = "checked by the editor"}}
   else
     create = {id = "call_notes", name = "apply_patch",
               arguments = {patch = "*** Begin Patch\n*** Add File: output/notes.md\n+# Notes\n+draft\n*** End Patch"}}
     update = {id = "call_notes2", name = "edit_file",
-              arguments = {command = "str_replace", path = "output/notes.md", old_str = "draft", new_str = "checked by the editor"}}
+              arguments = {command = "str_replace", path = "output/notes.md", old_str = "draft",
+                           new_str = "checked by the editor"}}
   end
   list[#list + 1] = {tool_calls = {create}}
   list[#list + 1] = {tool_calls = {update}}
