@@ -18,6 +18,7 @@ local events = require "luagent.events"
 local sched = require "luagent.sched"
 local sys = require "luagent.sys"
 local skills = require "luagent.skills"
+local options = require "luagent.options"
 local tools_mod = require "luagent.tools"
 local structured = require "luagent.model.structured"
 local approval = require "luagent.approval"
@@ -32,6 +33,7 @@ local DEFAULTS = {max_turns = 20, max_tool_output = 16000, reminders = 2}
 
 function agent.new(spec)
   assert(type(spec) == "table", "agent.new{...}: expects a table")
+  options.check(spec, "luagent.AgentSpec", "agent.new")
   local m = spec.model
   if type(m) ~= "table" or type(m.complete) ~= "function" then
     error("agent.new: 'model' must be a model (see luagent.model), got " .. type(m), 2)
@@ -222,6 +224,21 @@ local function changed_note(decision, content)
   return note .. content
 end
 
+-- A handler's Lua error that does not say where it happened (an error
+-- raised with level 0, or in a C function) gets the recipe's file:line: the
+-- first frame outside luagent's own library.
+local function where_it_failed(e)
+  if type(e) ~= "string" or e:match("^[^%s:]+:%d+:") then return e end
+  for level = 2, 30 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.currentline > 0 and info.what ~= "C" and not info.short_src:match("^lua/luagent/") then
+      return ("%s:%d: %s"):format(info.short_src, info.currentline, e)
+    end
+  end
+  return e
+end
+
 local function is_cancel(err)
   return type(err) == "table" and err.kind == "cancelled"
 end
@@ -255,7 +272,8 @@ function AgentRun:call_tool(call, turn, decision)
     content, is_error = decision.message, true
   else
     local args = decision and decision.arguments or call.arguments
-    local ok, value, err = pcall(tool.handler, args, {call_id = call.id, turn = turn, agent_run = self, run = self})
+    local ok, value, err = xpcall(tool.handler, where_it_failed, args,
+                                  {call_id = call.id, turn = turn, agent_run = self, run = self})
     local stop = stopping(ok, value, err)
     if stop then
       error(stop, 0)

@@ -37,6 +37,7 @@
 -- closed, "refused" for a command or code carrying a host secret.
 local manifest = require "luagent.manifest"
 local errors = require "luagent.errors"
+local options = require "luagent.options"
 local fs = require "luagent.fs"
 local events = require "luagent.events"
 local sched = require "luagent.sched"
@@ -401,7 +402,7 @@ end
 -- luagent.sandbox.command. opts.on_output(text, stream): called with each
 -- piece of output as it comes ("stdout" or "stderr"), while the command runs.
 function Box:exec(cmd, opts)
-  opts = opts or {}
+  opts = options.check(opts or {}, "luagent.ExecOptions", "box:exec")
   local argv = exec_argv(cmd, "exec")
   local env = checked_env(opts.env, "exec env") -- refuses host secrets
   checked_stdin(opts.stdin, "exec")
@@ -440,7 +441,7 @@ end
 -- by default; proc:resize), its stdin open for proc:write (Ctrl-C is
 -- "\3"), and everything it prints comes as stdout.
 function Box:spawn(cmd, opts)
-  opts = opts or {}
+  opts = options.check(opts or {}, "luagent.SpawnOptions", "box:spawn")
   local argv = exec_argv(cmd, "spawn")
   local env = checked_env(opts.env, "spawn env")
   checked_stdin(opts.stdin, "spawn")
@@ -480,7 +481,7 @@ end
 -- was killed (timeout, OOM) and this one started from a fresh interpreter.
 function Box:python(code, opts)
   if type(code) ~= "string" then error("box:python(code): code must be a string", 2) end
-  opts = opts or {}
+  opts = options.check(opts or {}, "luagent.PythonOptions", "box:python")
   local on_output = checked_on_output(opts.on_output, "python")
   local err = closed(self) or secret_error(code, "code")
   if err then return emit_exec(self, "python", code, nil, err) end

@@ -14,6 +14,7 @@
 -- The sandbox tools here all work on one session (`box`) and its /workspace.
 local errors = require "luagent.errors"
 local events = require "luagent.events"
+local options = require "luagent.options"
 local message_content = require "luagent.model.content"
 local sched = require "luagent.sched"
 local sys = require "luagent.sys"
@@ -252,6 +253,7 @@ end
 -- Chat Completions).
 function tools.standard(box, opts)
   opts = opts or {}
+  options.check(opts, "luagent.SandboxToolOptions", "tools.standard")
   local shell, edit = opts.shell or "plain", opts.edit or "plain"
   if not SHELLS[shell] then
     error(("tools.standard: shell must be \"plain\", \"unified\" or \"native\", got %s"):format(tostring(shell)), 2)

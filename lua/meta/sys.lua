@@ -74,6 +74,10 @@ function sys.sha256_file(path) end
 ---@return string?
 function sys.asset(name) end
 
+---The names of the files embedded in the binary (its assets), in order.
+---@return string[]
+function sys.assets() end
+
 ---Standard base64.
 ---@param bytes string
 ---@return string

@@ -206,6 +206,17 @@ static int l_asset(lua_State *L) {
   return 0;
 }
 
+/* sys.assets() -> the names of the embedded files, in order. */
+static int l_assets(lua_State *L) {
+  lua_newtable(L);
+  lua_Integer n = 0;
+  for (const embedded_file *f = luagent_assets; f->name; f++) {
+    lua_pushstring(L, f->name);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
 static int l_base64(lua_State *L) {
   static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   size_t n;
@@ -295,7 +306,7 @@ int luaopen_luagent_sys(lua_State *L) {
                                    {"execute", l_execute}, {"process_start", l_process_start},
                                    {"random_hex", l_random_hex}, {"maxrss", l_maxrss},
                                    {"sha256", l_sha256}, {"sha256_file", l_sha256_file},
-                                   {"asset", l_asset}, {"base64", l_base64},
+                                   {"asset", l_asset}, {"assets", l_assets}, {"base64", l_base64},
                                    {"signal_name", l_signal_name}, {"signal_number", l_signal_number},
                                    {"cidr", l_cidr}, {"address_class", l_address_class},
                                    {NULL, NULL}};

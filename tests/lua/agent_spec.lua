@@ -66,7 +66,8 @@ t.test("a tool that raises becomes a result the model can read", function()
     handler = function() error("disk is full", 0) end}
   local r = agent.new{model = script({{name = "boom", arguments = {}}}), tools = {boom}}:run("try")
   t.eq(r.stopped_by, "answer")
-  t.match(tool_results(r)[1], "^Error: the tool boom failed: disk is full")
+  t.match(tool_results(r)[1], "^Error: the tool boom failed: tests/lua/agent_spec%.lua:%d+: disk is full",
+          "with the line that raised it")
   t.eq(r.transcript[4].is_error, true)
 end)
 

@@ -64,6 +64,16 @@ function t.no_match(s, pattern, what)
   end
 end
 
+-- A message for people: no Lua traceback, no path into luagent's own
+-- library (a bug report is the one place those belong).
+function t.for_people(message, what)
+  local text = type(message) == "table" and message.message or message
+  if type(text) ~= "string" then fail(("%sno message: %s"):format(what and (what .. ": ") or "", show(message)), 2) end
+  if text:find("stack traceback", 1, true) or text:find("lua/luagent/[%w_/]+%.lua:%d") then
+    fail(("%sa message with Lua internals in it: %s"):format(what and (what .. ": ") or "", show(text)), 2)
+  end
+end
+
 function t.lt(a, b, what)
   if a >= b then fail(("%sexpected %s < %s"):format(what and (what .. ": ") or "", show(a), show(b)), 2) end
 end

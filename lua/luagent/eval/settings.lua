@@ -36,30 +36,8 @@ local function sorted_keys(set)
   return keys
 end
 
--- Edit distance, for "did you mean": small words only.
-local function distance(a, b)
-  if math.abs(#a - #b) > 2 then return 3 end
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = {[0] = i}
-    for j = 1, #b do
-      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
-
-function settings.suggest(word, known)
-  local best, best_d = nil, 3
-  for _, k in ipairs(known) do
-    local d = distance(word, k)
-    if d < best_d then best, best_d = k, d end
-  end
-  return best and (" (did you mean '%s'?)"):format(best) or ""
-end
+-- "did you mean": the one edit distance, luagent.options'
+settings.suggest = require("luagent.options").suggest
 
 -- How a value reads in a message: "a map", "a list", "a string", "a number", "true".
 local function kind_of(v)

@@ -8,6 +8,7 @@
 local defaults = require "luagent.sandbox.defaults"
 local egress = require "luagent.sandbox.egress"
 local errors = require "luagent.errors"
+local options = require "luagent.options"
 local manifest = require "luagent.manifest"
 local network_rules = require "luagent.sandbox.network_rules"
 local owner = require "luagent.sandbox.owner"
@@ -117,6 +118,8 @@ function spec.settings(opts)
     tostring(o.runtime))
   check(not o.pool or math.type(o.pool) == "integer" and o.pool >= 0,
     "pool = %s: say how many sessions like this one to keep started (a whole number; 0: none)", tostring(o.pool))
+  -- a key no option has is a typo (memroy = "768m" would have opened 512m)
+  options.check(opts, "luagent.SandboxPoolOptions", "sandbox.open")
   local env = with_thread_defaults(o.env, o.cpus)
   if o.network_rules then
     for k, v in pairs(o.network_rules:env(egress.wants_bundle(o.network_rules) and egress.CA_BUNDLE or nil)) do
