@@ -307,14 +307,16 @@ static int report_usage_failure(lua_State *L, int handle) {
 }
 
 /* Where the recipe was when it failed: the first frame of the traceback
- * that is not a C function ("recipes/x.lua:31"), or "" when none is. */
+ * that is neither a C function nor luagent's own library (lua/luagent/...:
+ * the option it refused was given by the recipe), as "recipes/x.lua:31", or
+ * "" when none is. */
 static void first_frame(const char *traceback, char *out, size_t n) {
   out[0] = '\0';
   const char *line = strstr(traceback, "\n\t");
   while (line) {
     line += 2;
     size_t len = strcspn(line, "\n");
-    if (strncmp(line, "[C]", 3) != 0) {
+    if (strncmp(line, "[C]", 3) != 0 && strncmp(line, "lua/luagent/", 12) != 0) {
       const char *colon = memchr(line, ':', len);
       const char *second = colon ? memchr(colon + 1, ':', len - (size_t)(colon + 1 - line)) : NULL;
       size_t keep = second ? (size_t)(second - line) : len;

@@ -89,6 +89,88 @@ local function check_shapes(cfg, settings, file, prefix)
   end
 end
 
+-- Every --set key under a section of the recipe's own YAML (the file beside
+-- it, NAME.yaml for NAME.lua) is a setting there, as luagent eval checks a
+-- variant's: a typo is a usage error (exit 2) with the keys there and a "did
+-- you mean", before anything starts. A top-level key the file lacks is
+-- refused only as a near miss of one it has (a recipe may read others from
+-- luagent.settings itself). Under a setting the file leaves empty
+-- (`base_url:`) or gives a list, any shape goes.
+local function check_known(cfg, positions, settings, file, prefix)
+  local here = positions[cfg] or {}
+  for k, v in pairs(settings) do
+    local key = prefix and (prefix .. "." .. tostring(k)) or tostring(k)
+    if here[k] == nil then
+      local known = {}
+      for name in pairs(here) do if type(name) == "string" then known[#known + 1] = name end end
+      table.sort(known)
+      local suggestion = require("luagent.options").suggest(tostring(k), known)
+      -- a top-level key the file lacks may be one the recipe reads itself (luagent.settings.base_url):
+      -- refused only when it is a near miss of one the file has
+      if prefix or suggestion ~= "" then
+        error(errors.new("usage", ("--set %s: not a setting of the recipe (%s has %s%s)%s"):format(key,
+          file:match("[^/]+$"), prefix and (prefix .. ": ") or "", table.concat(known, ", "), suggestion)), 0)
+      end
+    end
+    local base = cfg[k]
+    if type(v) == "table" and type(base) == "table" and next(base) ~= nil and base[1] == nil then
+      check_known(base, positions, v, file, key)
+    end
+  end
+end
+
+-- The recipe's line that asked for the file ("recipes/x.lua:12"): the
+-- first frame outside luagent's own library.
+local function recipe_frame()
+  for level = 2, 20 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then return nil end
+    if info.currentline > 0 and not info.short_src:match("^lua/luagent/") and info.what ~= "C" then
+      return info.short_src .. ":" .. info.currentline
+    end
+  end
+end
+
+local function indent_of(line) return #line:match("^( *)") end
+local function blank(line) return line:match("^%s*$") or line:match("^%s*#") end
+
+-- A YAML error that indentation explains (libyaml often reports the line
+-- after the mistake): the line whose indentation no line before it at that
+-- depth has, among the error's line and the two before, named first.
+local INDENT_ERRORS = {"did not find expected key", "mapping values are not allowed", "could not find expected ':'",
+                       "did not find expected '-' indicator", "did not find expected node content"}
+
+local function with_indent_hint(err, path)
+  local about = false
+  for _, text in ipairs(INDENT_ERRORS) do about = about or err.message:find(text, 1, true) ~= nil end
+  local source = about and require("luagent.fs").read(path)
+  if not source or not err.line then return err end
+  local lines = {}
+  for line in (source .. "\n"):gmatch("(.-)\r?\n") do lines[#lines + 1] = line end
+  local seen, opener = {[0] = true}, nil
+  for n = 1, math.min(err.line, #lines) do
+    local line = lines[n]
+    if not blank(line) then
+      local depth = indent_of(line)
+      local child_of_opener = opener and depth > indent_of(lines[opener]) and lines[opener]:match("[:|>]%s*$")
+      if n >= err.line - 2 and not seen[depth] and not child_of_opener then
+        return errors.new(err.kind, ("%s; line %d looks mis-indented (%d spaces, which no line above it at that level "
+          .. "has): check the indentation"):format(err.message, n, depth), {file = err.file, line = n,
+          column = depth + 1, cause = err})
+      end
+      seen[depth], opener = true, n
+    end
+  end
+  return errors.new(err.kind, err.message .. "; check the indentation of the lines above it", {file = err.file,
+    line = err.line, column = err.column, cause = err})
+end
+
+-- Is path the recipe's own YAML (NAME.yaml beside NAME.lua)?
+local function own_yaml(path)
+  local recipe = require("luagent.context").current().recipe
+  return recipe ~= nil and (recipe:gsub("%.lua$", "") .. ".yaml") == path
+end
+
 -- A missing or broken file raises its yaml or io error, its message led by
 -- the file and line of the recipe that asked (luagent.config tail-calls this).
 function config.load(file, dir, settings)
@@ -96,14 +178,18 @@ function config.load(file, dir, settings)
   if dir and not file:match("^/") then path = dir .. "/" .. file end
   local watchlist = package.loaded["luagent.watchlist"] -- `luagent run --watch` watches it
   if watchlist then watchlist.file(path) end
-  local cfg, err = require("luagent.yaml").load_file(path)
+  local cfg, err = require("luagent.yaml").load_file(path, {positions = true})
   if cfg == nil then
-    local caller = debug.getinfo(2, "Sl")
-    if caller and caller.currentline > 0 then err = errors.wrap(err, caller.short_src .. ":" .. caller.currentline) end
+    if err.kind == "yaml" then err = with_indent_hint(err, path) end
+    local caller = recipe_frame()
+    if caller then err = errors.wrap(err, caller) end
     error(err, 0)
   end
   if type(cfg) == "table" and cfg.cache ~= nil then require("luagent.cache").from_config(cfg.cache, path) end
-  if type(cfg) == "table" and settings then check_shapes(cfg, settings, file, nil) end
+  if type(cfg) == "table" and settings then
+    if own_yaml(path) then check_known(cfg, err, settings, file, nil) end
+    check_shapes(cfg, settings, file, nil)
+  end
   return config.merge(cfg, settings)
 end
 

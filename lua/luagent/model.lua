@@ -102,7 +102,10 @@ function model.from(cfg)
   end
   local make = PROVIDERS[provider]
   if not make then
-    return errors.fail("config", ("unknown model provider '%s' (openai, openai_responses, anthropic)"):format(provider))
+    local names = {"anthropic", "auto", "openai", "openai_responses", "scripted"}
+    return errors.fail("config", ("model.provider '%s' is not a provider%s; the providers are: %s. A local server "
+      .. "(Ollama, vLLM, llama.cpp) is provider openai with --set model.base_url=http://localhost:11434/v1")
+      :format(tostring(provider), require("luagent.options").suggest(tostring(provider), names), table.concat(names, ", ")))
   end
   local opts = {}
   for k, v in pairs(cfg) do opts[k] = v end
@@ -127,10 +130,12 @@ function model.from_or_scripted(cfg, make_scripted)
   local m, err
   if provider ~= "scripted" then m, err = model.from(cfg) end
   if m then return m, false end
-  if provider ~= "auto" and provider ~= "scripted" then error(err.message, 0) end
+  if provider ~= "auto" and provider ~= "scripted" then error(err, 0) end -- an error value: no traceback
   local say = context.current() -- to the run's captured stdout under luagent eval
-  say:print("SCRIPTED RUN: no model is configured (" .. (err and err.message or "model.provider is scripted") .. ").")
-  say:print("A script makes the tool calls a capable model would; every line of its code really runs in the sandbox.")
+  local why = err and err.message:gsub("^no model is configured:%s*", "") or "model.provider is scripted"
+  say:print("SCRIPTED RUN: no model is configured (" .. why .. ").")
+  say:print("A script makes the tool calls a capable model would; every line of its code really runs in the sandbox. "
+    .. "It ignores the instructions and the task: a prompt edit shows only with a model.")
   return make_scripted(), true
 end
 

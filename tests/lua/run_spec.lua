@@ -28,7 +28,7 @@ local a = luagent.agent.new{name = "agent " .. cfg.name, instructions = "x",
 print("done", a:run("task").output)
 ]]
 assert(fs.write(work .. "/recipe.lua", RECIPE))
-assert(fs.write(work .. "/recipe.yaml", "name: none\ngreeting: hi\ndelay: 0.05\n"))
+assert(fs.write(work .. "/recipe.yaml", "name: none\ngreeting: hi\ndelay: 0.05\nfail: false\n"))
 
 local function new_run(name, settings, opts)
   local o = {recipe = work .. "/recipe.lua", settings = settings, dir = work .. "/runs/" .. name, quiet = true,
