@@ -394,7 +394,8 @@ function eval.run(spec, opts)
   if #scripted > 0 then
     state.say(#scripted == #spec.variants and
       "SCRIPTED RUNS: no model is configured (no OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENAI_BASE_URL, no "
-        .. "model.provider), so the recipe's scripted driver runs every run: the variants cannot differ."
+        .. "model.provider), so the recipe's scripted driver runs every run: it ignores the instructions and the "
+        .. "task, so variants that differ only in their prompts run alike. Set a model to compare prompts."
       or ("SCRIPTED RUNS: no model is configured for %s: the recipe's scripted driver runs those."):format(
         table.concat(scripted, ", ")))
   end

@@ -111,6 +111,27 @@ local function money(c)
   return c and ("$%.4f"):format(c) or "$?"
 end
 
+local STDERR_LINES = 4
+
+-- The last lines of a failed command's stderr in a tool result ("exit code N
+-- ..." with N > 0, then "stderr:"), each on a line of its own: a Python
+-- traceback's last lines say what went wrong. "" for anything else.
+local function failed_stderr(content)
+  if type(content) ~= "string" then return "" end
+  local code = tonumber(content:match("^exit code (%d+)"))
+  local err = content:match("\nstderr:\n(.*)$")
+  if not code or code == 0 or not err then return "" end
+  local lines = {}
+  for line in err:gmatch("[^\n]+") do
+    if line:match("%S") then lines[#lines + 1] = line end
+  end
+  local out = {}
+  for i = math.max(1, #lines - STDERR_LINES + 1), #lines do
+    out[#out + 1] = "\n              | " .. (#lines[i] > 160 and (lines[i]:sub(1, 157) .. "...") or lines[i])
+  end
+  return table.concat(out)
+end
+
 -- A one-line description of an event for people, or nil for quiet events.
 function trace.describe(ev)
   local t = ev.type
@@ -127,8 +148,9 @@ function trace.describe(ev)
     return ("  turn %-2d model %s -> %-28s tokens %s  %s%s"):format(ev.turn, took, calls, k(total), money(ev.total_cost),
       from_cache)
   elseif t == "tool_result" then
-    local status = ev.is_error and ("error: " .. first_line(ev.content, 60)) or first_line(ev.content, 60)
-    return ("  turn %-2d %-12s %5.1fs  %s"):format(ev.turn, ev.name, ev.duration or 0, status)
+    -- an error in full (its file:line), a result's first line
+    local status = ev.is_error and ("error: " .. first_line(ev.content, 200)) or first_line(ev.content, 60)
+    return ("  turn %-2d %-12s %5.1fs  %s"):format(ev.turn, ev.name, ev.duration or 0, status) .. failed_stderr(ev.content)
   elseif t == "sandbox_output" then
     local last = tostring(ev.text or ""):gsub("\r", ""):match("([^\n]*[^\n%s][^\n]*)\n*$")
     return last and ("  %-20s | %s"):format(tostring(ev.tool or "sandbox"), first_line(last, 100)) or nil

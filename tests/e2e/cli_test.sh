@@ -45,6 +45,49 @@ run_luagent run "$TMP/shape/r.lua" --set limits.max_turns=7 --set model.name=y
 check "--set of the right shape still works" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && grep -q '^7	y' $TMP/stdout"
 
+# typos are refused before anything starts, with a did-you-mean and for people: --set keys
+# are checked against the recipe's own YAML (as luagent eval checks a variant's), options
+# tables against their declarations in lua/meta
+no_internals() { ! grep -q 'stack traceback' "$TMP/stderr" && ! grep -q 'lua/luagent/[a-z_/]*\.lua:[0-9]' "$TMP/stderr"; }
+run_luagent run "$TMP/shape/r.lua" --set limits.max_turn=3
+check "--set limits.max_turn=3: not a setting, did you mean max_turns; exit 2, nothing else said" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"^luagent: --set limits.max_turn: not a setting of the recipe (r.yaml has limits: max_turns) (did you mean 'max_turns'?)\" $TMP/stderr"
+check "... with no Lua internals" no_internals
+run_luagent run recipes/energy_anomaly.lua --set sandbox.memroy=512m
+check "--set sandbox.memroy=512m on the energy recipe: did you mean memory, before any sandbox opens" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"sandbox.memroy: not a setting of the recipe (energy_anomaly.yaml has sandbox: .*memory.*) (did you mean 'memory'?)\" $TMP/stderr &&
+  ! grep -q 'sandbox .* ready' $TMP/stderr"
+run_luagent run recipes/energy_anomaly.lua --set model.provider=opneai
+check "--set model.provider=opneai: the providers, did you mean openai, the local-server hint, the recipe's line" sh -c "
+  grep -q \"model.provider 'opneai' is not a provider (did you mean 'openai'?); the providers are: anthropic, auto, openai, openai_responses, scripted\" $TMP/stderr &&
+  grep -q 'model.base_url=' $TMP/stderr && grep -q '(at recipes/energy_anomaly.lua:[0-9]*)' $TMP/stderr"
+check "... with no Lua internals" no_internals
+printf 'local agent = luagent.agent\nlocal m = luagent.model.scripted(function() return {text = "x"} end)\nlocal a = agent.new{model = m, instruction = "Be brief."}\n' > "$TMP/typo.lua"
+run_luagent run "$TMP/typo.lua"
+check "agent.new{instruction = ...}: did you mean instructions, at the recipe's line 3" sh -c "
+  grep -q \"agent.new: 'instruction' is not an option (did you mean 'instructions'?).*(at $TMP/typo.lua:3)\" $TMP/stderr"
+check "... with no Lua internals" no_internals
+
+# a failed command's Python error is shown, not only its exit code: the live view's line of a
+# tool result (and trace show's) ends with the last lines of its stderr; trace show takes a
+# run folder, and --full before or after the trace
+mkdir -p "$TMP/failed-run"
+cat > "$TMP/failed-run/trace.jsonl" <<'JSONL'
+{"type":"run_start","t":0,"run_id":"r-1","recipe":"x.lua"}
+{"type":"tool_call","t":0.1,"turn":1,"id":"c1","name":"run_python","arguments":{"code":"1/0"}}
+{"type":"tool_result","t":0.2,"turn":1,"id":"c1","name":"run_python","is_error":false,"duration":0.1,"content":"exit code 1 (took 0.10 s)\nstderr:\nTraceback (most recent call last):\n  File \"<python>\", line 1, in <module>\nZeroDivisionError: division by zero\n"}
+{"type":"run_end","t":0.3,"run_id":"r-1","status":"ok","duration":0.3}
+JSONL
+run_luagent trace show "$TMP/failed-run"
+check "trace show RUN_DIR reads its trace.jsonl; a failed command's stderr ends show" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'run_python .*exit code 1' $TMP/stdout &&
+  grep -q '| ZeroDivisionError: division by zero' $TMP/stdout"
+run_luagent trace show --full "$TMP/failed-run/trace.jsonl"
+check "trace show --full FILE (the flag first) works as FILE --full does" sh -c "
+  [ \"\$(cat $TMP/status)\" = 0 ] && grep -q 'File \"<python>\", line 1' $TMP/stdout"
+run_luagent trace show "$TMP/failed-run" --full --nope
+check "trace show with an unknown flag: the usage, exit 2" sh -c "[ \"\$(cat $TMP/status)\" = 2 ] && grep -q 'usage: luagent trace show' $TMP/stderr"
+
 # a recipe that returns an exit status (as the energy recipe does when its agent stopped on a
 # model error): the run's last line and the trace's run_end say failed, as the status does
 printf 'require("luagent.events").emit{type = "note"}\nreturn 3\n' > "$TMP/returns3.lua"

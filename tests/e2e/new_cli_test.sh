@@ -26,9 +26,11 @@ lua_in() {
 # ---- the default template ----
 mkdir -p "$TMP/p"
 in_dir "$TMP/p" new demo
-check "'luagent new demo' in an empty folder exits 0 and writes the recipe, its YAML, its scripted driver, an eval spec and its check" sh -c "
+check "'luagent new demo' in an empty folder exits 0 and writes the recipe, its YAML, its scripted driver, an eval spec, its check and a skill" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/p/demo.lua ] && [ -s $TMP/p/demo.yaml ] && [ -s $TMP/p/demo.eval.yaml ] &&
-  [ -s $TMP/p/demo_check.lua ] && [ -s $TMP/p/demo_sample.csv ] && [ -s $TMP/p/demo_script.lua ] && [ \$(ls $TMP/p | wc -l) = 6 ]"
+  [ -s $TMP/p/demo_check.lua ] && [ -s $TMP/p/demo_sample.csv ] && [ -s $TMP/p/demo_script.lua ] && [ \$(ls $TMP/p | wc -l) = 7 ] &&
+  [ -s $TMP/p/skills/csv-profile/SKILL.md ] && [ -s $TMP/p/skills/csv-profile/profile.py ] &&
+  grep -q '^  - skills/csv-profile' $TMP/p/demo.yaml"
 check "... it lists each file with what it is, and says what to run next" sh -c "
   for f in demo.lua demo.yaml demo_script.lua demo.eval.yaml demo_check.lua demo_sample.csv; do grep -q \"^  \$f  \" $TMP/stdout || exit 1; done
   grep -q '^next:' $TMP/stdout && grep -q 'luagent run demo.lua' $TMP/stdout && grep -q 'luagent eval demo.eval.yaml' $TMP/stdout"
@@ -97,7 +99,7 @@ check "a file already there: exit 2 naming it, nothing written, the file untouch
 in_dir "$TMP/p" new demo
 check "'luagent new demo' twice: the second exits 2 naming every file, and the first's files are kept" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] &&
-  grep -q 'demo.lua, demo.yaml, demo_script.lua, demo_sample.csv, demo.eval.yaml, demo_check.lua already there' $TMP/stderr &&
+  grep -q 'demo.lua, demo.yaml, demo_script.lua, demo_sample.csv, demo.eval.yaml, demo_check.lua, skills/csv-profile/SKILL.md, skills/csv-profile/profile.py already there' $TMP/stderr &&
   sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe.lua | cmp - $TMP/p/demo.lua"
 
 # ---- names and options ----

@@ -42,7 +42,7 @@ check "the same run twice differed only in the timing its tool reported ('took N
 run_luagent trace diff "$A" "$B"
 check "another instruction: exit 1 and what differs, in one summary line" sh -c "
   [ \"\$(cat $TMP/status)\" = 1 ] &&
-  grep -q '^the runs differ in: settings, model requests, final answer, outputs\$' $TMP/stdout || { cat $TMP/stdout; exit 1; }"
+  grep -q '^the runs differ in: settings, prompts, model requests, final answer, outputs\$' $TMP/stdout || { cat $TMP/stdout; exit 1; }"
 check "the setting that differs, with both values" sh -c "
   grep -A2 '^  instructions\$' $TMP/stdout | grep -q 'B: \"Be brief.\"'"
 check "each model request that differs names the first field path that does" sh -c "

@@ -391,7 +391,8 @@ t.test("the scripted driver is said once when no model is configured for the var
   assert(eval.run(s, {run_job = fake_run_job({}), quiet = true, evals_dir = dir .. "/evals",
                       say = function(line) said[#said + 1] = line end}))
   t.same(said, {"SCRIPTED RUNS: no model is configured (no OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENAI_BASE_URL, "
-    .. "no model.provider), so the recipe's scripted driver runs every run: the variants cannot differ."})
+    .. "no model.provider), so the recipe's scripted driver runs every run: it ignores the instructions and the "
+    .. "task, so variants that differ only in their prompts run alike. Set a model to compare prompts."})
 end)
 
 t.test("the table: a row per variant, the best of each column marked (not when only one has a value)", function()

@@ -76,6 +76,34 @@ t.test("what trace diff and the eval page share: answers as text, their diff, a 
   t.eq(compare.run_file(dir, "output/none.md"), nil)
 end)
 
+t.test("prompts: compared word by word in full, not cut where they start to differ", function()
+  local a = "You are a careful analyst. Work step by step. Save output/report.md and finish in two sentences."
+  local b = "You are a careful analyst. Work step by step. Save output/summary.md and finish in three sentences."
+  local d = trace_diff.word_diff(a, b)
+  t.match(d, "Save %[%-output/report%.md%-%] {%+output/summary%.md%+} and finish in %[%-two%-%] {%+three%+} sentences%.")
+  t.eq(trace_diff.word_diff(a, a), a, "the same text: as it is")
+  local long = ("word "):rep(100)
+  t.match(trace_diff.word_diff(long .. "end", long .. "stop"), "^%.%.%. word word word word word word %[%-end%-%] {%+stop%+}$",
+          "far from a change: ...")
+  local dir_a, dir_b = assert(luagent.fs.temp_dir("luagent-prompts-a")), assert(luagent.fs.temp_dir("luagent-prompts-b"))
+  for dir, instructions in pairs{[dir_a] = a, [dir_b] = b} do
+    assert(luagent.fs.write(dir .. "/trace.jsonl", table.concat({
+      luagent.json.encode{type = "run_start", t = 0, run_id = "r", recipe = "x.lua", settings = {}},
+      luagent.json.encode{type = "agent_start", t = 0.1, agent = "analyst", instructions = instructions, task = "Go."},
+      luagent.json.encode{type = "run_end", t = 0.2, run_id = "r", status = "ok"}}, "\n") .. "\n"))
+  end
+  local out = {}
+  local real = io.stdout
+  io.stdout = {write = function(_, ...) for _, v in ipairs{...} do out[#out + 1] = v end end} -- luacheck: ignore 122
+  local status = trace_diff.main(dir_a, dir_b)
+  io.stdout = real -- luacheck: ignore 122
+  local text = table.concat(out)
+  t.eq(status, 1, "a prompt edit is a difference, with no model request in either run (the scripted driver)")
+  t.match(text, "prompts: 1, 1 different")
+  t.match(text, "instructions of analyst")
+  t.match(text, "the runs differ in: prompts")
+end)
+
 t.test("trace.read: a trace's events; a bad line is an error, or where a partial read stops", function()
   local path = root .. "/t.jsonl"
   assert(fs.write(path, '{"type":"run_start"}\n{"type":"run_end","status":"ok"}\n'))

@@ -1,4 +1,4 @@
--- luagent trace show TRACE.jsonl [--full]       a run's steps, for people
+-- luagent trace show TRACE.jsonl|RUN_DIR [--full]   a run's steps, for people
 -- luagent trace html TRACE.jsonl|RUN_DIR [-o OUT.html]   the run as one self-contained page
 --   (luagent.trace_page: conversation, timeline, totals, outputs; default OUT: beside the trace)
 -- luagent trace diff A B                        how two runs differ, step by step
@@ -11,7 +11,7 @@ local trace = require "luagent.trace"
 local cli = {}
 
 local USAGE = [[
-usage: luagent trace show TRACE.jsonl [--full]
+usage: luagent trace show TRACE.jsonl|RUN_DIR [--full]
        luagent trace html TRACE.jsonl|RUN_DIR [-o OUT.html]
        luagent trace diff A B      (A, B: trace.jsonl files or run folders; exit 0 same, 1 different, 2 bad input)]]
 
@@ -44,6 +44,8 @@ local function say_cut(path, list, cut)
 end
 
 local function show(path, full)
+  local st = require("luagent.fs").stat(path)
+  if st and st.type == "directory" then path = path:gsub("/+$", "") .. "/trace.jsonl" end -- a run folder: its trace
   local list, cut = trace.read(path, {partial = true})
   if not list then
     io.stderr:write("luagent: ", cut.message, "\n")
@@ -93,7 +95,16 @@ function cli.main(args)
     io.stderr:write(USAGE, "\n")
     return 2
   end
-  if command == "show" then return show(path, args[3] == "--full") end
+  if command == "show" then -- TRACE|RUN and --full, in either order
+    local target, full = nil, false
+    for i = 2, #args do
+      if args[i] == "--full" then full = true
+      elseif args[i]:sub(1, 1) == "-" or target then io.stderr:write(USAGE, "\n") return 2
+      else target = args[i] end
+    end
+    if not target then io.stderr:write(USAGE, "\n") return 2 end
+    return show(target, full)
+  end
   local out = args[3] == "-o" and args[4] or nil
   return html(path, out)
 end
