@@ -190,7 +190,12 @@ function config.load(file, dir, settings)
     if own_yaml(path) then check_known(cfg, err, settings, file, nil) end
     check_shapes(cfg, settings, file, nil)
   end
-  return config.merge(cfg, settings)
+  local merged = config.merge(cfg, settings)
+  -- the recipe's skills are checked now, before its sandbox opens (luagent.skills)
+  if type(merged) == "table" and own_yaml(path) and type(merged.skills) == "table" and #merged.skills > 0 then
+    require("luagent.skills").load(merged.skills, file:match("[^/]+$") .. ": skills")
+  end
+  return merged
 end
 
 return config

@@ -24,8 +24,14 @@ skills.ROOT = "/skills"
 
 local MAX_BYTES = 8 * 1024 * 1024 -- a skill's files together (the folder in the sandbox has 16 MiB)
 
+-- A skill that cannot be used: an error value (kind config), printed for
+-- people with the recipe's line.
+local function refuse(text)
+  error(errors.new("config", text), 0)
+end
+
 local function bad(where, folder, why)
-  error(("%s: the skill folder %s %s"):format(where, folder, why), 4)
+  refuse(("%s: the skill folder %s %s"):format(where, folder, why))
 end
 
 -- The YAML between the first two "---" lines of SKILL.md.
@@ -51,7 +57,7 @@ end
 
 local function load_one(folder, where)
   if type(folder) ~= "string" or folder == "" then
-    error(("%s: each skill is a folder's path (a string), got %s"):format(where, tostring(folder)), 3)
+    refuse(("%s: each skill is a folder's path (a string), got %s"):format(where, tostring(folder)))
   end
   local dir = folder:gsub("/+$", "")
   local st = fs.stat(dir)
@@ -91,13 +97,13 @@ end
 function skills.load(folders, where)
   where = where or "skills"
   if folders == nil then return {} end
-  if type(folders) ~= "table" then error(where .. " must be a list of skill folders", 3) end
+  if type(folders) ~= "table" then refuse(where .. " must be a list of skill folders") end
   local list, seen = {}, {}
   for _, folder in ipairs(folders) do
     local skill = load_one(folder, where)
     if seen[skill.name] then
-      error(("%s: the skill folders %s and %s both name themselves %q: a skill's name is its own")
-        :format(where, seen[skill.name], folder, skill.name), 3)
+      refuse(("%s: the skill folders %s and %s both name themselves %q: a skill's name is its own")
+        :format(where, seen[skill.name], folder, skill.name))
     end
     seen[skill.name] = folder
     list[#list + 1] = skill

@@ -68,6 +68,15 @@ check "agent.new{instruction = ...}: did you mean instructions, at the recipe's 
   grep -q \"agent.new: 'instruction' is not an option (did you mean 'instructions'?).*(at $TMP/typo.lua:3)\" $TMP/stderr"
 check "... with no Lua internals" no_internals
 
+# a recipe's skills are checked when its YAML is read, before its sandbox opens
+"$LUAGENT" new sk --dir "$TMP/sk" > /dev/null
+sed -i 's#^  - skills/csv-profile#  - skills/csv-profil#' "$TMP/sk/sk.yaml"
+run_luagent run "$TMP/sk/sk.lua"
+check "a misspelt skill folder in the YAML: one error naming it, before any sandbox opens" sh -c "
+  [ \"\$(cat $TMP/status)\" != 0 ] &&
+  grep -q 'sk.yaml: skills: the skill folder skills/csv-profil is not there' $TMP/stderr &&
+  ! grep -q 'sandbox .* ready' $TMP/stderr && ! grep -q 'stack traceback' $TMP/stderr"
+
 # a failed command's Python error is shown, not only its exit code: the live view's line of a
 # tool result (and trace show's) ends with the last lines of its stderr; trace show takes a
 # run folder, and --full before or after the trace

@@ -26,7 +26,9 @@ local CLEAN = skill("csv-clean", "---\nname: csv-clean\ndescription: Clean a mes
 local function raises(folders, pattern)
   local ok, err = pcall(skills.load, folders, "agent.new: skills")
   t.eq(ok, false, "refused: " .. pattern)
-  t.match(tostring(err), pattern)
+  t.eq(type(err) == "table" and err.kind, "config", "an error value, printed for people")
+  t.match(err.message, pattern)
+  t.for_people(err)
 end
 
 t.test("bad skill folders: one error naming the folder and what to do", function()
