@@ -1,6 +1,8 @@
 # luagent run RECIPE --watch: a rerun per edit of the YAML or of a module the
 # recipe requires, from the cache up to the change, with the diff of the final
 # answer and the outputs; Ctrl-C ends it with 130 and nothing left running.
+# With the scripted driver, which ignores prompts, an edit of the
+# instructions or the task is shown word by word.
 # The model is the fake provider (tests/fake_provider.py, a test double); no sandbox.
 . tests/e2e/lib.sh
 if ! "$LUAGENT" help | grep -q -- '--cache '; then
@@ -100,7 +102,7 @@ check "the rerun prints the diff of the final answer and of the text output, siz
   grep -q '^--- final answer (run 1)' $TMP/out && grep -q '^+++ final answer (run 2)' $TMP/out &&
   grep -q '^-.*value: 7 kWh' $TMP/out && grep -q '^+.*value: 7 MWh' $TMP/out &&
   grep -q '^--- output/report.md (run 1)' $TMP/out && grep -q '^-unit: kWh' $TMP/out && grep -q '^+unit: MWh' $TMP/out &&
-  ! grep -q '^-same line' $TMP/out && grep -q 'watch: unchanged: output/data.bin' $TMP/out"
+  ! grep -q '^-same line' $TMP/out && grep -q 'watch: unchanged: prompts, output/data.bin' $TMP/out"
 
 # 2. the module the recipe requires
 script "[$ECHO]"
@@ -149,6 +151,56 @@ status=$?
 left=$(pgrep -f "$W/r.lua")
 check "Ctrl-C while watching: exit 130, nothing left running" sh -c "
   [ $status = 130 ] && grep -q 'watch: stopped' $TMP/out2 && [ -z '$left' ]"
+
+# 5. the scripted driver (no model configured, the default without an API
+# key) ignores the prompt, so the answer stays the same: an edit of the
+# instructions or the task is shown as a word diff, never just "unchanged"
+S="$TMP/scripted"
+mkdir -p "$S"
+cat > "$S/s.lua" <<'LUA'
+local cfg = luagent.config("s.yaml")
+local llm = luagent.model.from_or_scripted(cfg.model, function()
+  return luagent.model.scripted{{text = "3 errors, 1 warning."}}
+end)
+local triage = luagent.agent.new{name = "triage", instructions = cfg.instructions, model = llm, max_turns = 2}
+print("Answer: " .. tostring(triage:run(cfg.task).output))
+LUA
+cat > "$S/s.yaml" <<'YAML'
+instructions: You triage logs. Count the errors and warnings, then answer in one sentence.
+task: Triage app.log.
+YAML
+
+env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL "$LUAGENT" run "$S/s.lua" --watch -q > "$TMP/out3" 2> "$TMP/err3" &
+WATCHER=$!
+wait_for "watch: watching" "$TMP/out3"
+check "scripted: the first run is the scripted driver's (it says so)" sh -c "
+  grep -q 'SCRIPTED RUN' $TMP/out3 && grep -q 'watch: run 1 ok' $TMP/out3"
+
+sed -i 's/then answer in one sentence/then answer in two sentences/' "$S/s.yaml"
+wait_for "watch: run 2 " "$TMP/out3"
+wait_for "watch: unchanged" "$TMP/out3" 5
+check "scripted: an edit of the instructions is a word diff, not only 'unchanged'" sh -c "
+  grep -q 'instructions of triage' $TMP/out3 && grep -q 'answer in \[-one sentence.-\] {+two sentences.+}' $TMP/out3 &&
+  ! grep -q 'watch: unchanged: .*prompts' $TMP/out3"
+check "scripted: ... and watch says only the prompts changed, which the scripted driver ignores" sh -c "
+  grep -q 'watch: only the prompts changed, and the scripted driver ignores them' $TMP/out3"
+
+sed -i 's/task: Triage app.log./task: Triage app.log and db.log./' "$S/s.yaml"
+wait_for "watch: run 3 " "$TMP/out3"
+wait_for "task of triage" "$TMP/out3" 5
+check "scripted: an edit of the task is a word diff too" sh -c "
+  grep -q 'Triage \[-app.log.-\] {+app.log and db.log.+}' $TMP/out3"
+
+printf 'unit: none\n' >> "$S/s.yaml"
+wait_for "watch: run 4 " "$TMP/out3"
+wait_for "watch: unchanged: prompts" "$TMP/out3" 5
+check "scripted: an edit that leaves the prompts as they were says so: prompts unchanged" sh -c "
+  tail -3 $TMP/out3 | grep -q 'watch: unchanged: prompts, final answer'"
+
+kill -INT $WATCHER
+wait $WATCHER
+status=$?
+check "scripted: Ctrl-C ends the watch (130)" [ "$status" = 130 ]
 
 # the command line is checked before anything runs
 run_luagent run "$W/r.lua" --watch --bogus

@@ -5,6 +5,7 @@
 local t = require "helper"
 local fs, json, sys = luagent.fs, luagent.json, luagent.sys
 local trace_diff = require "luagent.cli.trace_diff"
+local compare = require "luagent.trace_page.compare"
 
 local root = assert(fs.temp_dir("luagent-trace-diff"))
 
@@ -66,7 +67,6 @@ t.test("final answers: the same, or a unified diff", function()
 end)
 
 t.test("what trace diff and the eval page share: answers as text, their diff, a manifest's file in a run folder", function()
-  local compare = require "luagent.trace_page.compare"
   t.eq(compare.answer_text(nil), ""); t.eq(compare.answer_text(json.null), ""); t.eq(compare.answer_text(42), "42")
   t.eq(compare.answer_text({a = 1}), json.encode({a = 1}, {indent = 2}))
   t.eq(compare.answer_diff("x", "x\n"), "", "a missing final newline is no difference")
@@ -85,6 +85,13 @@ t.test("prompts: compared word by word in full, not cut where they start to diff
   local long = ("word "):rep(100)
   t.match(trace_diff.word_diff(long .. "end", long .. "stop"), "^%.%.%. word word word word word word %[%-end%-%] {%+stop%+}$",
           "far from a change: ...")
+  local starts = {{type = "agent_start", agent = "analyst", model = "scripted/s", instructions = a, task = "Go."},
+                  {type = "agent_start", agent = "writer", instructions = "Write.", task = "Go."}}
+  local lines = compare.prompt_changes(compare.prompts(starts), compare.prompts({
+    {type = "agent_start", agent = "analyst", instructions = a, task = "Go now."}}), {a_label = "run 1", b_label = "run 2"})
+  t.same(lines, {"  task of analyst (words: [-run 1-] {+run 2+}):\n    [-Go.-] {+Go now.+}", "  agent #2 (writer) only in run 1"},
+         "the same words the watch mode and eval diff show")
+  t.eq(#compare.prompt_changes(compare.prompts(starts), compare.prompts(starts)), 0)
   local dir_a, dir_b = assert(luagent.fs.temp_dir("luagent-prompts-a")), assert(luagent.fs.temp_dir("luagent-prompts-b"))
   for dir, instructions in pairs{[dir_a] = a, [dir_b] = b} do
     assert(luagent.fs.write(dir .. "/trace.jsonl", table.concat({

@@ -3,7 +3,7 @@
 -- (runs/<run-id>/, whose trace.jsonl is read).
 --
 --   settings        run_start: the recipe, its settings (--set, eval variants), its arguments
---   prompts         each agent's instructions and task, word by word (trace_diff.word_diff)
+--   prompts         each agent's instructions and task, word by word (luagent.trace_page.compare)
 --   model requests  in order (first attempts; retries are the same request): for
 --                   each that differs, the first field path where it does; runs
 --                   of equal requests collapsed. Tool call ids and the "took N s"
@@ -300,90 +300,18 @@ end
 
 -- ---- prompts: each agent's instructions and task, word by word ----
 
-local CONTEXT_WORDS = 6
-
-local function words_of(text)
-  local list = {}
-  for w in tostring(text or ""):gmatch("%S+") do list[#list + 1] = w end
-  return list
-end
-
--- The words of a and b with what changed marked as git's --word-diff does
--- ([-removed-] {+added+}), CONTEXT_WORDS around each change, the rest "...".
-function trace_diff.word_diff(text_a, text_b)
-  local a, b = words_of(text_a), words_of(text_b)
-  local pre = 0
-  while pre < #a and pre < #b and a[pre + 1] == b[pre + 1] do pre = pre + 1 end
-  local post = 0
-  while post < #a - pre and post < #b - pre and a[#a - post] == b[#b - post] do post = post + 1 end
-  local ma, mb = {}, {}
-  for i = pre + 1, #a - post do ma[#ma + 1] = a[i] end
-  for i = pre + 1, #b - post do mb[#mb + 1] = b[i] end
-  -- the middle: a longest common subsequence (short: the prefix and suffix are gone)
-  local n, m, L = #ma, #mb, {}
-  for i = n + 1, 1, -1 do
-    L[i] = {}
-    for j = m + 1, 1, -1 do
-      L[i][j] = (i > n or j > m) and 0 or (ma[i] == mb[j] and L[i + 1][j + 1] + 1 or math.max(L[i + 1][j], L[i][j + 1]))
-    end
-  end
-  local tokens = {} -- {text, changed}
-  for i = 1, pre do tokens[#tokens + 1] = {a[i], false} end
-  local i, j = 1, 1
-  while i <= n or j <= m do
-    if i <= n and j <= m and ma[i] == mb[j] then tokens[#tokens + 1] = {ma[i], false}; i, j = i + 1, j + 1
-    elseif i <= n and (j > m or L[i + 1][j] >= L[i][j + 1]) then -- what was taken out first, as git shows it
-      tokens[#tokens + 1] = {"[-" .. ma[i] .. "-]", true}; i = i + 1
-    else tokens[#tokens + 1] = {"{+" .. mb[j] .. "+}", true}; j = j + 1 end
-  end
-  for k = #a - post + 1, #a do tokens[#tokens + 1] = {a[k], false} end
-  local keep, any = {}, false
-  for k, t in ipairs(tokens) do
-    if t[2] then
-      any = true
-      for c = k - CONTEXT_WORDS, k + CONTEXT_WORDS do keep[c] = true end
-    end
-  end
-  if not any then return table.concat(a, " ") end
-  local out, skipped = {}, false
-  for k, t in ipairs(tokens) do
-    if keep[k] then out[#out + 1], skipped = t[1], false
-    elseif not skipped then out[#out + 1], skipped = "...", true end
-  end
-  -- words changed together read as one change: [-a b-] {+c d+}
-  local text = table.concat(out, " ")
-  for _ = 1, 2 do
-    text = text:gsub("%-%] %[%-", " "):gsub("%+} {%+", " ")
-    text = text:gsub("(%[%-[^%]]-%-%]) ({%+.-%+}) (%[%-[^%]]-%-%])", "%1 %3 %2") -- removals before additions
-  end
-  return text
-end
-
-local function prompts_of(run)
-  local list = {}
-  for _, ev in ipairs(run.events) do
-    if ev.type == "agent_start" then list[#list + 1] = {agent = ev.agent, instructions = ev.instructions, task = ev.task} end
-  end
-  return list
-end
+-- (luagent.trace_page.compare's, which --watch and eval diff use too)
+trace_diff.word_diff = compare.word_diff
 
 -- Each agent's instructions and task (in the order they started), compared
 -- in full: a prompt edit is seen even when no model request was made (the
 -- scripted driver ignores the prompt).
 local function prompts_section(out, a, b)
-  return section(out, "prompts", prompts_of(a), prompts_of(b), "no agent started in either trace", function(i, x, y)
-    if not x or not y then return {("  agent #%d only in %s"):format(i, x and "A" or "B")} end
-    local lines = {}
-    for _, field in ipairs{"instructions", "task"} do
-      local ta, tb = x[field], y[field]
-      if type(ta) == "table" or type(tb) == "table" then ta, tb = json.encode(ta), json.encode(tb) end
-      if (ta or "") ~= (tb or "") then
-        lines[#lines + 1] = ("  %s of %s (words: [-A-] {+B+}):\n    %s"):format(field, tostring(x.agent or "agent"),
-          trace_diff.word_diff(ta, tb))
-      end
-    end
-    return #lines > 0 and lines or nil
-  end)
+  return section(out, "prompts", compare.prompts(a.events), compare.prompts(b.events), "no agent started in either trace",
+    function(i, x, y)
+      if not x or not y then return {("  agent #%d only in %s"):format(i, x and "A" or "B")} end
+      return compare.prompt_change(x, y)
+    end)
 end
 
 -- ---- the command ----

@@ -1,8 +1,10 @@
 -- luagent run RECIPE --watch [run options]: runs the recipe, then again each
 -- time the recipe, a YAML file it read through luagent.config or a Lua module
 -- it loaded from disk changes, and says what changed since the run before:
--- the final answer as a unified diff, each declared output as a unified diff
--- (text) or sizes and sha256 (the rest), "new" and "gone".
+-- each agent's instructions and task word by word (also when the scripted
+-- driver, which ignores them, leaves all else the same), the final answer as
+-- a unified diff, each declared output as a unified diff (text) or sizes and
+-- sha256 (the rest), "new" and "gone".
 --
 -- How it works:
 --   * Each run is a child process, `luagent run --cache RECIPE [run options]`
@@ -26,6 +28,7 @@
 -- The main(args) of this module gets the recipe first, then the run's own
 -- arguments as given, without --watch (src/main.c).
 local diff = require "luagent.diff"
+local compare = require "luagent.trace_page.compare"
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
 local json = require "luagent.json"
@@ -139,21 +142,24 @@ local function read_list(path)
   return files, trace
 end
 
--- The output of the trace's last agent_end event (nil when no agent ended).
-local function final_answer(trace_path)
-  local answer
+-- The output of the trace's last agent_end event (nil when no agent ended),
+-- and each agent's instructions and task (its agent_start events).
+local function read_trace(trace_path)
+  local answer, starts = nil, {}
   for line in (fs.read(trace_path) or ""):gmatch("[^\n]+") do
-    if line:find('"agent_end"', 1, true) then
+    if line:find('"agent_end"', 1, true) or line:find('"agent_start"', 1, true) then
       local ok, ev = pcall(json.decode, line)
       if ok and type(ev) == "table" and ev.type == "agent_end" then
         local out = ev.output
         if out == nil or out == json.null then answer = nil
         elseif type(out) == "string" then answer = out
         else answer = json.encode(out) end
+      elseif ok and type(ev) == "table" and ev.type == "agent_start" then
+        starts[#starts + 1] = ev
       end
     end
   end
-  return answer
+  return answer, compare.prompts(starts)
 end
 
 -- The declared outputs of a run folder, from its manifest.json files:
@@ -198,7 +204,7 @@ local function run_once(state, n)
   if trace then
     result.trace = trace
     result.dir = trace:match("^(.*)/[^/]*$") or "."
-    result.answer = final_answer(trace)
+    result.answer, result.prompts = read_trace(trace)
     result.outputs = outputs_of(result.dir)
   end
   return result
@@ -232,10 +238,27 @@ local function sorted_union(a, b)
   return keys
 end
 
--- Prints how run `cur` differs from run `prev`.
+-- Did every agent of the run run on the scripted driver (no model)?
+local function scripted_only(r)
+  if #(r.prompts or {}) == 0 then return false end
+  for _, p in ipairs(r.prompts) do
+    if not tostring(p.model or ""):match("^scripted/") then return false end
+  end
+  return true
+end
+
+-- Prints how run `cur` differs from run `prev`: the prompts word by word,
+-- the final answer and the outputs as diffs, then what is unchanged.
 local function report(prev, cur)
   say("run %d %s in %.1f s; since run %d:", cur.n, cur.status, cur.took, prev.n)
   local changes, same = {}, {}
+  local prompts = compare.prompt_changes(prev.prompts or {}, cur.prompts or {},
+    {a_label = ("run %d"):format(prev.n), b_label = ("run %d"):format(cur.n)})
+  if #prompts > 0 then
+    changes[#changes + 1] = "prompts:\n" .. table.concat(prompts, "\n")
+  elseif #(cur.prompts or {}) > 0 then
+    same[#same + 1] = "prompts"
+  end
   local a, b = prev.answer or "", cur.answer or ""
   if a ~= b then
     changes[#changes + 1] = diff.unified(a, b, {a_name = ("final answer (run %d)"):format(prev.n),
@@ -249,6 +272,10 @@ local function report(prev, cur)
     if text then changes[#changes + 1] = text else same[#same + 1] = path end
   end
   for _, text in ipairs(changes) do io.stdout:write(text, text:sub(-1) == "\n" and "" or "\n") end
+  if #prompts > 0 and #changes == 1 and scripted_only(cur) then
+    say("only the prompts changed, and the scripted driver ignores them: a prompt edit changes the answer "
+      .. "only with a model")
+  end
   if #same > 0 then say("unchanged: %s", table.concat(same, ", ")) end
   io.stdout:flush()
 end
