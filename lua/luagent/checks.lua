@@ -34,6 +34,7 @@ local verdict = require "luagent.checks.verdict"
 local trajectory = require "luagent.checks.trajectory"
 local files = require "luagent.checks.files"
 local graded = require "luagent.checks.graded"
+local options = require "luagent.options"
 
 local checks = {}
 
@@ -114,6 +115,7 @@ end
 
 function checks.weighted(list)
   items("weighted", list, 3)
+  options.check(list, "luagent.WeightedItems", "checks.weighted") -- pass, and no typo of it
   local threshold = list.pass
   if threshold ~= nil and (type(threshold) ~= "number" or threshold < 0 or threshold > 1) then
     error("checks.weighted{..., pass = x}: pass must be a number from 0 to 1", 2)

@@ -24,6 +24,7 @@ local context = require "luagent.context"
 local http = require "luagent.http"
 local content = require "luagent.model.content"
 local client = require "luagent.model.client"
+local options = require "luagent.options"
 
 local model = {}
 
@@ -63,15 +64,51 @@ model.retry_after, model.parse_time = retry_after.wait, retry_after.parse_time
 
 -- ---- making models ----
 
--- model.new(provider, opts): a model of any provider table (luagent.model.api).
+-- Options are strict (luagent.options): a key lua/meta's class does not
+-- declare is a typo, refused before anything starts with a did-you-mean. A
+-- field the provider's request takes that luagent has no option for goes in
+-- extra = {...}, added to the request body as it is.
+
+-- The first key of tbl (sorted) that the class does not declare, its
+-- did-you-mean and the declared keys; nil when every key is declared.
+local function typo(tbl, class)
+  if type(tbl) ~= "table" then return nil end
+  local known, set = options.fields(class)
+  local bad
+  for k in pairs(tbl) do
+    if type(k) == "string" and not set[k] and (bad == nil or k < bad) then bad = k end
+  end
+  if bad and #known > 0 then return bad, options.suggest(bad, known), table.concat(known, ", ") end
+end
+
+local EXTRA = "a field of the provider's request that is not an option here goes in %s"
+
+-- Raises (an error value, kind config) when opts has a key the provider's options do not declare.
+local function checked(opts, where)
+  local bad, hint, known = typo(opts, "luagent.ModelOptions")
+  if bad then
+    error(errors.new("config", ("%s: '%s' is not an option%s; the options are: %s; " .. EXTRA):format(where, bad,
+      hint, known, "extra = {...}"), {option = bad}), 0)
+  end
+  return opts
+end
+
+-- model.new(provider, opts): a model of any provider table (luagent.model.api);
+-- not checked, as a recipe's own provider may read options of its own.
 model.new = client.new
 
-function model.openai(opts) return client.new(require("luagent.model.openai"), opts) end
-function model.openai_responses(opts) return client.new(require("luagent.model.responses"), opts) end
-function model.anthropic(opts) return client.new(require("luagent.model.anthropic"), opts) end
+function model.openai(opts) return client.new(require("luagent.model.openai"), checked(opts, "model.openai")) end
+function model.openai_responses(opts)
+  return client.new(require("luagent.model.responses"), checked(opts, "model.openai_responses"))
+end
+function model.anthropic(opts) return client.new(require("luagent.model.anthropic"), checked(opts, "model.anthropic")) end
 
 function model.fallback(models) return require("luagent.model.fallback")(models) end
-function model.scripted(spec, opts) return require("luagent.model.scripted")(spec, opts) end
+function model.scripted(spec, opts)
+  options.check(spec, "luagent.ScriptedSpec", "model.scripted")
+  options.check(opts, "luagent.ScriptedOptions", "model.scripted")
+  return require("luagent.model.scripted")(spec, opts)
+end
 
 -- ---- choosing a model from settings ----
 
@@ -87,11 +124,31 @@ function model.detect()
   return nil
 end
 
--- model.from{provider = "auto" | "openai" | "openai_responses" | "anthropic", model, base_url,
---            api_key, temperature, max_tokens, timeout, retry = {attempts, base, max}, prices}
--- -> model | nil, err (kind "config") when nothing or something wrong is configured.
+-- A setting of the model section that lua/meta does not declare (luagent.ModelConfig,
+-- luagent.RetryOptions under retry): an error value naming it as --set would, or nil.
+local function not_a_setting(cfg)
+  local bad, hint, known = typo(cfg, "luagent.ModelConfig")
+  if bad then
+    return errors.new("config", ("model.%s: not a setting of the model%s; the model settings are: %s; " .. EXTRA)
+      :format(bad, hint, known, "model.extra"), {option = bad})
+  end
+  if getmetatable(cfg.retry) == nil then -- a policy made already is not settings
+    bad, hint, known = typo(cfg.retry, "luagent.RetryOptions")
+    if bad then
+      return errors.new("config", ("model.retry.%s: not a setting of the retry policy%s; the retry settings are: %s")
+        :format(bad, hint, known), {option = "retry." .. bad})
+    end
+  end
+end
+
+-- model.from{provider = "auto" | "openai" | "openai_responses" | "anthropic", and the
+-- options of model.openai & co. (luagent.ModelConfig)}
+-- -> model | nil, err (kind "config") when nothing or something wrong is configured,
+-- a key that is not a setting (a typo) first.
 function model.from(cfg)
   cfg = cfg or {}
+  local typo_err = not_a_setting(cfg)
+  if typo_err then return nil, typo_err end
   local provider = cfg.provider or "auto"
   if provider == "auto" then
     provider = cfg.base_url and "openai" or model.detect()
@@ -123,9 +180,12 @@ end
 -- configured (provider "auto" with nothing in the environment, or
 -- provider "scripted"), make_scripted() — the recipe's scripted driver,
 -- NOT a model — after saying so plainly on stdout. A provider that is named
--- but cannot be used (an unknown one, a missing key) raises its error.
+-- but cannot be used (an unknown one, a missing key), or a setting that is
+-- not one (a typo, whatever the provider), raises its error.
 function model.from_or_scripted(cfg, make_scripted)
   cfg = cfg or {}
+  local typo_err = not_a_setting(cfg)
+  if typo_err then error(typo_err, 0) end -- an error value: no traceback
   local provider = cfg.provider or "auto"
   local m, err
   if provider ~= "scripted" then m, err = model.from(cfg) end

@@ -5,7 +5,8 @@
 --   -- report = {dir, files = {{path, size, sha256}}, missing = {...}, refused = {...},
 --   --           failed = {{path, size, written, error, removed}}, error, manifest}
 --   -- opts.run_id: the run the manifest names (default the calling run's);
---   -- opts.quiet: an extraction's failure is not said on stderr (the caller says it)
+--   -- opts.quiet: an extraction's failure is not said on stderr (the caller says it);
+--   -- any other key is a typo, refused (luagent.options, lua/meta's luagent.CollectOptions)
 --
 -- The files are extracted safely (nothing lands outside `host_dir`), then
 -- listed with their sizes and sha256 in manifest.json beside that folder.
@@ -48,6 +49,7 @@ local sys = require "luagent.sys"
 local errors = require "luagent.errors"
 local events = require "luagent.events"
 local context = require "luagent.context"
+local options = require "luagent.options"
 
 local outputs = {}
 
@@ -219,7 +221,7 @@ local function extract(box, workspace_dir, host_dir, started)
 end
 
 function outputs.collect(box, workspace_dir, host_dir, opts)
-  opts = opts or {}
+  opts = options.check(opts or {}, "luagent.CollectOptions", "outputs.collect") -- a typo: refused before any work
   box.saved = true -- closing the box need not save them again
   local extracted, err, names, refused, failed, from_mirror = extract(box, workspace_dir, host_dir, os.time())
   local files, mirrored = {}, {}

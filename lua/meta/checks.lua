@@ -23,11 +23,17 @@
 ---An item of all/any: a verdict, or a function returning one (called only when needed).
 ---@alias luagent.CheckItem luagent.CheckVerdict|fun(): luagent.CheckVerdict
 
+---What checks.graded takes; a key it does not declare is refused (kind config, with a did-you-mean).
 ---@class luagent.GradedOptions
 ---@field rubric? string what the model judges (default: the spec's grader.rubric)
 ---@field model? table model settings over the spec's grader model (luagent.model.from's)
 ---@field outputs? boolean|string[] the text outputs shown to the model: all (default), none, or these
 ---@field trajectory? boolean show the model the run's tool calls too (default false)
+
+---What checks.weighted takes: {verdict, weight} pairs, and the score that passes.
+---@class luagent.WeightedItems
+---@field [integer] {[1]: luagent.CheckItem, [2]: number}
+---@field pass? number passed when the weighted mean is at least this (0..1); without it, when every item passed
 
 ---@class luagent.checks
 local checks = {}
@@ -145,7 +151,7 @@ function checks.any(items) end
 
 ---Score the weighted mean of {verdict, weight} pairs; passed when it is >= items.pass,
 ---or, without pass, when every item passed.
----@param items {[integer]: {[1]: luagent.CheckItem, [2]: number}, pass?: number}
+---@param items luagent.WeightedItems
 ---@return luagent.CheckVerdict
 function checks.weighted(items) end
 

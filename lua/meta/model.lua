@@ -116,7 +116,8 @@
 ---@field cost number US dollars of the calls whose price is known
 ---@field cost_unknown boolean? some call's price was unknown
 
----Options of model.openai, model.openai_responses and model.anthropic.
+---Options of model.openai, model.openai_responses and model.anthropic. A key not declared
+---here is refused as a typo (kind config, with a did-you-mean); a provider's own field goes in `extra`.
 ---@class luagent.ModelOptions
 ---@field model? string the model name (the provider's default when left out)
 ---@field api_key? string default: OPENAI_API_KEY / ANTHROPIC_API_KEY
@@ -127,7 +128,8 @@
 ---@field deadline? number seconds for a whole call, its retries and waits included, default 600; then kind timeout
 ---@field retry? luagent.RetryPolicy default luagent.retry.default
 ---@field headers? table<string, string> extra HTTP headers
----@field extra? table fields added to every request body
+---@field extra? table fields added to every request body as they are (a provider's own, e.g. {seed = 7}): the
+---escape for what is not an option here, as any other key is refused as a typo
 ---@field prices? table<string, {input: number, cached?: number, cache_write?: number, output: number}> dollars per million tokens
 ---@field temperature? number
 ---@field max_tokens? integer
@@ -136,8 +138,13 @@
 ---openai_responses sends `reasoning` (effort, summary) and asks for the encrypted reasoning to pass back;
 ---anthropic: budget_tokens turns extended thinking on (and leaves temperature out, as the API requires)
 ---@field stream_usage? boolean openai: false for servers that reject stream_options
+---@field models? table<string, table> entries over the model table's (models.yaml), by model or family name,
+---e.g. {["gpt-5.4"] = {context_window = 400000, prices = {input = 1.5, output = 12}}}
+---@field prompt_cache? boolean anthropic: false places no breakpoints for the provider's prompt cache
 
----What model.from takes (a recipe's YAML `model:` section).
+---What model.from takes (a recipe's YAML `model:` section). A key it does not
+---declare is a typo: nil, err naming the setting ("model.temprature: not a
+---setting of the model (did you mean 'temperature'?)").
 ---@class luagent.ModelConfig: luagent.ModelOptions
 ---@field provider? "auto"|"openai"|"openai_responses"|"anthropic" "auto" (default): from the environment
 ---@field retry? luagent.RetryPolicy|luagent.RetryOptions
@@ -225,10 +232,19 @@ function model.fallback(models) end
 ---A model that answers from a script, for tests and demos without a provider:
 ---`model.scripted{replies = {reply, ...}}` or `model.scripted(function(request, n) return reply end)`.
 ---A reply is {text, tool_calls = {{name, arguments}}} or {error = {kind, message}}.
----@param spec table|fun(request: luagent.CompleteRequest, n: integer): table
----@param opts? {name?: string}
+---@param spec luagent.ScriptedSpec|table[]|fun(request: luagent.CompleteRequest, n: integer): table
+---@param opts? luagent.ScriptedOptions
 ---@return luagent.ScriptedModel
 function model.scripted(spec, opts) end
+
+---The options of model.scripted (its second argument).
+---@class luagent.ScriptedOptions
+---@field name? string the model's name (default "scripted")
+
+---model.scripted's script as a table: the replies in order, listed or under `replies`.
+---@class luagent.ScriptedSpec
+---@field replies? table[] the replies, in order (else the table's own list)
+---@field name? string the model's name (default "scripted")
 
 ---Makes a model for a provider's API module (luagent.model.openai, .responses,
 ---.anthropic, or one of a recipe's own of that shape).

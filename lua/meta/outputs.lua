@@ -37,6 +37,12 @@
 ---@field mirrored {turn: integer?, command: integer, time: integer, label: string}? the mirror's earlier
 ---copy of it, kept on the host
 
+---What outputs.collect takes.
+---@class luagent.CollectOptions
+---@field required? string[] globs of the files the run must make, e.g. {"output/report.md", "output/*.png"}
+---@field run_id? string the run the manifest names (default the calling run's)
+---@field quiet? boolean an extraction's failure is not said on stderr (the caller says it)
+
 ---@class luagent.outputs
 local outputs = {}
 
@@ -58,8 +64,7 @@ local outputs = {}
 ---@param box luagent.Box
 ---@param workspace_dir string e.g. "output"
 ---@param host_dir string e.g. luagent.run_dir("output")
----@param opts? {required?: string[], run_id?: string, quiet?: boolean} run_id: the run the manifest names
----(default the calling run's); quiet: an extraction's failure is not said on stderr
+---@param opts? luagent.CollectOptions a key it does not declare is refused (kind config, with a did-you-mean)
 ---@return luagent.OutputsReport? report
 ---@return luagent.Error? err
 function outputs.collect(box, workspace_dir, host_dir, opts) end

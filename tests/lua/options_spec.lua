@@ -60,6 +60,121 @@ t.test("the declarations are lua/meta's: one source", function()
   t.eq(options.suggest("zzzzzz", {"memory"}), "", "no suggestion for a word that is nothing like one")
 end)
 
+-- ---- model constructors, outputs.collect, checks ----
+
+local KEY = "sk-options-spec-key"
+
+t.test("model.openai, openai_responses and anthropic refuse a typo, pointing at extra for the request's own fields",
+       function()
+  for _, name in ipairs{"openai", "openai_responses", "anthropic"} do
+    local err = refused(function() model[name]{model = "m", api_key = KEY, temprature = 0} end,
+      ("^model%%.%s: 'temprature' is not an option %%(did you mean 'temperature'%%?%%); the options are: "):format(
+        name:gsub("_", "%%_")))
+    t.match(err.message, "api_key, base_url, .*max_tokens, .*temperature", name .. ": the known options, listed")
+    t.match(err.message, "extra = {", name .. ": where a field for the provider's request goes")
+  end
+  refused(function() model.openai{model = "m", api_key = KEY, max_token = 10} end, "did you mean 'max_tokens'")
+  refused(function() model.anthropic{api_key = KEY, resoning = {budget_tokens = 1024}} end, "did you mean 'reasoning'")
+end)
+
+t.test("every option the model constructors read is declared, and extra reaches the request as it is", function()
+  local m = model.openai{model = "m", api_key = KEY, base_url = "http://127.0.0.1:9/v1", timeout = 5,
+    connect_timeout = 1, idle_timeout = 1, deadline = 5, retry = luagent.retry.exponential{attempts = 1},
+    headers = {["X-Test"] = "1"}, extra = {seed = 7, top_k = 3}, prices = {m = {input = 1, output = 2}},
+    temperature = 0, max_tokens = 10, max_tokens_field = "max_completion_tokens", reasoning = {effort = "low"},
+    stream_usage = false, models = {m = {context_window = 1000}}, prompt_cache = false}
+  t.ok(model.anthropic{model = "c", api_key = KEY, prompt_cache = false, reasoning = {budget_tokens = 1024}})
+  t.ok(model.openai_responses{model = "r", api_key = KEY, reasoning = {effort = "low", summary = "auto"}})
+  local sent
+  local saved = model.use_transport(function(request)
+    sent = luagent.json.decode(request.body)
+    return {status = 200, headers = {["content-type"] = "application/json"}, body = luagent.json.encode{
+      id = "x", object = "chat.completion", model = "m", created = 0,
+      choices = {{index = 0, finish_reason = "stop", message = {role = "assistant", content = "ok"}}},
+      usage = {prompt_tokens = 1, completion_tokens = 1, total_tokens = 2}}}
+  end)
+  local r, err = m:complete{messages = {{role = "user", content = "Hi"}}}
+  model.use_transport(saved)
+  t.ok(r, "an answer, not " .. tostring(err))
+  t.eq(sent.seed, 7, "extra's fields are in the request body")
+  t.eq(sent.top_k, 3)
+end)
+
+t.test("model.from: a typo of the YAML model section names the setting, with a did-you-mean, before any provider",
+       function()
+  local dir = assert(luagent.fs.temp_dir("luagent-model-typo"))
+  local file = dir .. "/recipe.yaml"
+  assert(luagent.fs.write(file, "model:\n  provider: openai\n  api_key: " .. KEY .. "\n  temprature: 0\n"))
+  local cfg = require("luagent.config").load(file, nil, {})
+  local m, err = model.from(cfg.model)
+  t.eq(m, nil, "no model")
+  t.eq(err.kind, "config")
+  t.match(err.message, "^model%.temprature: not a setting of the model %(did you mean 'temperature'%?%); "
+    .. "the model settings are: api_key, base_url, ")
+  t.match(err.message, "provider, .*temperature", "provider is one of them (model.from's own)")
+  t.match(err.message, "model%.extra", "where a field for the provider's request goes")
+  t.for_people(err)
+  -- provider auto with nothing in the environment: the typo, not "no model is configured"
+  m, err = model.from{temprature = 0}
+  t.eq(m, nil)
+  t.match(err.message, "^model%.temprature: not a setting")
+  m, err = model.from{provider = "openai", api_key = KEY, retry = {attemps = 2}}
+  t.eq(m, nil)
+  t.match(err.message, "^model%.retry%.attemps: not a setting of the retry policy %(did you mean 'attempts'%?%)")
+  t.for_people(err)
+  t.ok(model.from{provider = "openai", api_key = KEY, temperature = 0, retry = {attempts = 2, base = 0.1},
+                  extra = {seed = 1}, models = {}, prices = {}}, "the declared settings pass")
+end)
+
+t.test("model.from_or_scripted raises the typo whatever the provider: it never falls back to the script over it",
+       function()
+  for _, provider in ipairs{"auto", "scripted", "openai"} do
+    local called = false
+    local ok, err = pcall(model.from_or_scripted, {provider = provider, api_key = KEY, temprature = 0},
+                          function() called = true return SCRIPTED end)
+    t.eq(ok, false, provider .. ": raised")
+    t.eq(called, false, provider .. ": the script was not made")
+    t.eq(type(err) == "table" and err.kind, "config", provider .. ": " .. tostring(err))
+    t.match(err.message, "^model%.temprature: not a setting of the model %(did you mean 'temperature'%?%)")
+    t.for_people(err)
+  end
+end)
+
+t.test("model.scripted refuses a typo in its spec or its options", function()
+  refused(function() model.scripted({{text = "hi"}}, {nmae = "demo"}) end,
+          "^model%.scripted: 'nmae' is not an option %(did you mean 'name'%?%)")
+  refused(function() model.scripted{replys = {{text = "hi"}}} end,
+          "^model%.scripted: 'replys' is not an option %(did you mean 'replies'%?%)")
+  local m = model.scripted({replies = {{text = "hi"}}, name = "demo"})
+  t.eq(m.model, "demo")
+  t.eq(model.scripted(function() return {text = "x"} end, {name = "fn"}).model, "fn")
+  t.eq(assert(model.scripted{{text = "listed"}}:complete{messages = {{role = "user", content = "Hi"}}}).text, "listed")
+end)
+
+t.test("outputs.collect refuses an unknown option before touching the sandbox", function()
+  local touched = false
+  local box = setmetatable({}, {__index = function() touched = true end})
+  refused(function() luagent.outputs.collect(box, "output", "/nonexistent/output", {requried = {"output/a.csv"}}) end,
+          "^outputs%.collect: 'requried' is not an option %(did you mean 'required'%?%); the options are: quiet, "
+          .. "required, run_id")
+  t.eq(touched, false, "the box was not touched")
+  refused(function() luagent.outputs.collect(box, "output", "/nonexistent/output", {quite = true}) end,
+          "did you mean 'quiet'")
+end)
+
+t.test("checks.graded and checks.weighted refuse unknown options", function()
+  local checks = require "luagent.checks"
+  local run = {events = {}, status = "ok"}
+  refused(function() checks.graded(run, {rubrik = "Is it right?"}) end,
+          "^checks%.graded: 'rubrik' is not an option %(did you mean 'rubric'%?%); the options are: model, outputs, "
+          .. "rubric, trajectory")
+  refused(function() checks.graded(run, {rubric = "Is it right?", model = {temprature = 0}}) end,
+          "^checks%.graded: model: 'temprature' is not an option %(did you mean 'temperature'%?%)")
+  refused(function() checks.weighted{{checks.pass(), 1}, pas = 0.5} end,
+          "^checks%.weighted: 'pas' is not an option %(did you mean 'pass'%?%)")
+  t.eq(checks.weighted{{checks.pass(), 1}, {checks.fail(), 1}, pass = 0.5}.passed, true, "pass is declared")
+end)
+
 t.test("YAML: a mis-indented line is named, with 'check the indentation', and the recipe's line", function()
   local dir = assert(luagent.fs.temp_dir("luagent-yaml-indent"))
   local cases = {

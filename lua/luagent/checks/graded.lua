@@ -32,6 +32,7 @@ local recipe_run = require "luagent.run"
 local excerpt = require("luagent.text").excerpt
 local compare = require "luagent.trace_page.compare"
 local verdict = require "luagent.checks.verdict"
+local options = require "luagent.options"
 local files = require "luagent.checks.files"
 local trajectory = require "luagent.checks.trajectory"
 
@@ -135,7 +136,9 @@ end
 
 function graded.graded(run, opts)
   verdict.run(run, "graded")
-  opts = opts or {}
+  -- a typo (lua/meta's luagent.GradedOptions, luagent.ModelConfig) is refused, not graded without it
+  opts = options.check(opts or {}, "luagent.GradedOptions", "checks.graded")
+  options.check(opts.model, "luagent.ModelConfig", "checks.graded: model")
   local grader = type(run.grader) == "table" and run.grader or {}
   local rubric = opts.rubric or grader.rubric
   if type(rubric) ~= "string" or rubric:match("^%s*$") then
