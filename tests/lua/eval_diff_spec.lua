@@ -103,6 +103,64 @@ t.test("other recipes, variants, inputs and epochs: said; the figures count the 
   t.same(cmp.changes, {"variants in one eval only", "inputs in one eval only", "the recipe"})
 end)
 
+-- A run's trace in an eval folder: its agent's instructions and task, on a model ("scripted/..." or not).
+local function write_trace(dir, run_dir, instructions, task, model_name)
+  assert(fs.mkdir(dir .. "/" .. run_dir))
+  assert(fs.write(dir .. "/" .. run_dir .. "/trace.jsonl", table.concat({
+    json.encode{type = "run_start", t = 0, run_id = "r", recipe = "/r.lua", settings = {}},
+    json.encode{type = "agent_start", t = 0.1, agent = "triage", model = model_name or "openai/gpt-4o-mini",
+                instructions = instructions, task = task},
+    json.encode{type = "run_end", t = 0.2, run_id = "r", status = "ok"}}, "\n") .. "\n"))
+end
+
+-- What `luagent eval diff A B -o PAGE` prints.
+local function eval_diff_text(a, b, page)
+  local out, real = {}, io.stdout
+  io.stdout = {write = function(_, ...) for _, v in ipairs{...} do out[#out + 1] = v end end} -- luacheck: ignore 122
+  local ok, status = pcall(require("luagent.cli.eval_diff").main, {a, b, "-o", page})
+  io.stdout = real -- luacheck: ignore 122
+  assert(ok, status)
+  return table.concat(out)
+end
+
+t.test("prompts: each variant's instructions and task in A and B, word by word, when they differ", function()
+  local a = make_eval("prompt-a", "/r.lua", {{"v1", "i1", true}, {"v1", "i2", true}, {"v2", "i1", true}})
+  local b = make_eval("prompt-b", "/r.lua", {{"v1", "i1", true}, {"v1", "i2", true}, {"v2", "i1", true}})
+  for _, input in ipairs{"i1", "i2"} do
+    write_trace(a, "runs/v1/" .. input .. "/1", "Count the errors. Answer in one sentence.", "Triage " .. input .. ".")
+    write_trace(b, "runs/v1/" .. input .. "/1", "Count the errors. Answer in two sentences.", "Triage " .. input .. ".")
+  end
+  write_trace(a, "runs/v2/i1/1", "Be brief.", "Triage i1.")
+  write_trace(b, "runs/v2/i1/1", "Be brief.", "Triage i1.")
+  local cmp = diff.compare(load(a), load(b))
+  t.eq(#cmp.prompts, 1, "one variant's prompts differ")
+  t.eq(cmp.prompts[1].variant, "v1")
+  t.same(cmp.prompts[1].lines, {"  instructions of triage (words: [-A-] {+B+}):",
+                                "    Count the errors. Answer in [-one sentence.-] {+two sentences.+}"},
+         "the same edit for every input: said once")
+  t.same(cmp.changes, {}, "the scores did not move: the evals are the same by their results")
+  local text = eval_diff_text(a, b, root .. "/prompts.html")
+  t.for_people(text)
+  t.match(text, "prompts: 1 variant differs")
+  t.match(text, "Answer in %[%-one sentence%.%-%] {%+two sentences%.%+}")
+  t.match(text, "the evals are the same: no run flipped, the same pass rates; their prompts differ %(above%)")
+  local page = assert(fs.read(root .. "/prompts.html"))
+  t.match(page, '<section id="prompts">')
+  t.match(page, '<span class="d%-del">%[%-one sentence%.%-%]</span> <span class="d%-add">{%+two sentences%.%+}</span>')
+end)
+
+t.test("prompts under the scripted driver: the edit is shown, and that the driver ignored it", function()
+  local a = make_eval("scripted-a", "/r.lua", {{"v", "i", true}})
+  local b = make_eval("scripted-b", "/r.lua", {{"v", "i", true}})
+  write_trace(a, "runs/v/i/1", "Answer in one sentence.", "Go.", "scripted/scripted-triage")
+  write_trace(b, "runs/v/i/1", "Answer in two sentences.", "Go.", "scripted/scripted-triage")
+  local cmp = diff.compare(load(a), load(b))
+  t.eq(cmp.prompts[1].scripted, true)
+  local text = eval_diff_text(a, b, root .. "/scripted.html")
+  t.match(text, "Answer in %[%-one sentence%.%-%] {%+two sentences%.%+}")
+  t.match(text, "the scripted driver ran these runs: it ignores the prompts")
+end)
+
 t.test("finding an eval: a folder, an id, the start of an id; bad ones named (kind usage)", function()
   local dir = make_eval("20260202-101010-find-abcd", "/r.lua", {{"v", "i", true}})
   make_eval("20260202-101010-find-abce", "/r.lua", {{"v", "i", true}})

@@ -1,7 +1,8 @@
 -- luagent eval diff A B [-o PAGE.html]: two evals compared (luagent.cli.eval
 -- sends `eval diff` here; the comparison is luagent.eval.diff's). A and B are
 -- eval ids or eval folders. It prints which evals, a line when their recipes
--- differ, what is in one eval only, per variant the figures of A and B with
+-- differ, what is in one eval only, each variant's prompts (instructions and
+-- task) word by word where they differ, per variant the figures of A and B with
 -- the change, the runs that flipped (passed in one, failed in the other)
 -- FIRST with their check notes, traces and the `luagent trace diff` of the
 -- two runs, then the rest; and writes the same as a page (default
@@ -92,6 +93,25 @@ local function header(out, cmp)
   local ra, rb = cmp.only.runs.a, cmp.only.runs.b
   if ra + rb > 0 then
     out[#out + 1] = ("%d runs in both (the figures count those); %d only in A, %d only in B"):format(cmp.matched, ra, rb)
+  end
+end
+
+local function prompts(out, cmp, paint)
+  if cmp.prompts_read == 0 then return end
+  out[#out + 1] = ""
+  if #cmp.prompts == 0 then
+    out[#out + 1] = "prompts: the same in both evals (each agent's instructions and task)"
+    return
+  end
+  out[#out + 1] = paint(("prompts: %d variant%s differ%s"):format(#cmp.prompts, #cmp.prompts == 1 and "" or "s",
+    #cmp.prompts == 1 and "s" or ""), "head")
+  for _, entry in ipairs(cmp.prompts) do
+    out[#out + 1] = "  " .. entry.variant .. ":"
+    for _, line in ipairs(entry.lines) do out[#out + 1] = "  " .. line end
+    if entry.scripted then
+      out[#out + 1] = "    (the scripted driver ran these runs: it ignores the prompts, so their results cannot show "
+        .. "the edit; set a model to compare prompts)"
+    end
   end
 end
 
@@ -188,6 +208,7 @@ function eval_diff.main(args)
   local paint = painter()
   local out = {}
   header(out, cmp)
+  prompts(out, cmp, paint)
   variants(out, cmp, paint)
   flips(out, cmp, paint)
   rest(out, cmp)
@@ -201,6 +222,7 @@ function eval_diff.main(args)
   end
   if #cmp.changes == 0 then
     out[#out + 1] = "the evals are the same: no run flipped, the same pass rates"
+      .. (#cmp.prompts > 0 and "; their prompts differ (above)" or "")
   else
     out[#out + 1] = "the evals differ: " .. table.concat(cmp.changes, "; ")
   end

@@ -6,7 +6,8 @@
 --     ev = {dir, id, about (its eval.json, or {}), recipe (or nil), records, variants, inputs}
 --   diff.compare(a, b) -> cmp
 --     cmp = {a, b, recipes_differ, rows = {{variant, a = row, b = row}}, flips = {pair}, rest = {pair},
---            only = {variants = {a, b}, inputs = {a, b}, runs = {a, b}}, matched, changes = {text}}
+--            only = {variants = {a, b}, inputs = {a, b}, runs = {a, b}}, matched, changes = {text},
+--            prompts = {{variant, lines, scripted}}, prompts_read}
 --     pair = {variant, input, epoch, a = record, b = record, from = verdict, to = verdict}
 --   diff.verdict(record) -> "passed" | "failed" | "error" | "skipped" | "interrupted" | "no check"
 --   diff.METRICS: {{key, label, show(v) -> text, better = "high" | "low"}}   the columns compared
@@ -24,11 +25,18 @@
 -- spec's order. cmp.changes says what differs: a flip, a pass rate, a variant,
 -- input or run in one eval only, the recipe; empty: the evals are the same
 -- (scores, turns, tokens, cost and wall time may still move, and are shown).
+-- cmp.prompts: per variant, how each agent's instructions and task changed
+-- from A to B, word by word (luagent.trace_page.compare), read from the
+-- traces of one matched run per variant and input; scripted: every agent of
+-- those runs ran on the scripted driver, which ignores them. prompts_read:
+-- how many pairs of traces were read (0: no traces to compare).
 local json = require "luagent.json"
 local format = require "luagent.trace_page.format"
 local folders = require "luagent.eval.folders"
 local results = require "luagent.eval.results"
 local eval_page = require "luagent.eval.page"
+local trace = require "luagent.trace"
+local compare = require "luagent.trace_page.compare"
 
 local diff = {}
 
@@ -208,6 +216,53 @@ local function changes_of(cmp)
   return out
 end
 
+-- ---- the prompts: each agent's instructions and task, from the runs' traces ----
+
+-- A run's prompts (luagent.trace_page.compare.prompts), or nil without a trace.
+local function prompts_of(ev, r)
+  local dir = eval_page.run_folder(ev.dir, r)
+  local list = dir and trace.read(dir .. "/trace.jsonl", {partial = true})
+  return list and compare.prompts(list) or nil
+end
+
+local function all_scripted(list)
+  for _, p in ipairs(list) do
+    if not tostring(p.model or ""):match("^scripted/") then return false end
+  end
+  return #list > 0
+end
+
+-- Per variant: how its prompts changed from A to B, each distinct change
+-- once. One run per variant and input is read (the epochs share a prompt).
+-- Returns the entries {variant, lines, scripted} and how many pairs were read.
+local function prompt_changes(a, b, pairs_)
+  local out, by_variant, seen, read = {}, {}, {}, 0
+  for _, p in ipairs(pairs_) do
+    local k = p.variant .. "\0" .. p.input
+    local xa = not seen[k] and prompts_of(a, p.a)
+    local xb = xa and prompts_of(b, p.b)
+    seen[k] = true
+    if xa and xb then
+      read = read + 1
+      local text = table.concat(compare.prompt_changes(xa, xb), "\n")
+      if text ~= "" then
+        local entry = by_variant[p.variant]
+        if not entry then
+          entry = {variant = p.variant, lines = {}, seen = {}, scripted = true}
+          by_variant[p.variant], out[#out + 1] = entry, entry
+        end
+        entry.scripted = entry.scripted and all_scripted(xa) and all_scripted(xb)
+        if not entry.seen[text] then
+          entry.seen[text] = true
+          for line in text:gmatch("[^\n]+") do entry.lines[#entry.lines + 1] = line end
+        end
+      end
+    end
+  end
+  for _, entry in ipairs(out) do entry.seen = nil end
+  return out, read
+end
+
 function diff.compare(a, b)
   local seen_va, seen_vb, seen_ia, seen_ib = set_of(a.variants), set_of(b.variants), set_of(a.inputs), set_of(b.inputs)
   local cmp = {
@@ -240,6 +295,7 @@ function diff.compare(a, b)
   local rows_b = results.summarize(both_variants, matched_b)
   for i, row in ipairs(rows_a) do cmp.rows[i] = {variant = row.variant, a = row, b = rows_b[i]} end
   cmp.changes = changes_of(cmp)
+  cmp.prompts, cmp.prompts_read = prompt_changes(a, b, pairs_)
   return cmp
 end
 

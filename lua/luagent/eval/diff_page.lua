@@ -2,7 +2,8 @@
 -- self-contained HTML file (inline CSS, no script, nothing fetched) that
 -- looks like the eval page (luagent.eval.page: its style sheet, badges, facts
 -- and colored diffs): which evals, a line when their recipes differ, what is
--- in one eval only, per variant the figures of A and B with the change
+-- in one eval only, each variant's prompts word by word where they differ,
+-- per variant the figures of A and B with the change
 -- (better green, worse red), then the runs that flipped — each side's verdict,
 -- check note, facts and trace page, and how the final answer changed — then
 -- the rest of the runs, one table row each.
@@ -102,6 +103,27 @@ local function head(out, cmp)
   end
 end
 
+-- A word diff's line with its changes colored as the answers' diffs are.
+local function words_html(line)
+  return (escape(line):gsub("%[%-(.-)%-%]", '<span class="d-del">[-%1-]</span>')
+    :gsub("{%+(.-)%+}", '<span class="d-add">{+%1+}</span>'))
+end
+
+local function prompts(out, cmp)
+  if #cmp.prompts == 0 then return end
+  out[#out + 1] = '<section id="prompts"><h2>Prompts, A → B</h2>'
+  for _, entry in ipairs(cmp.prompts) do
+    local lines = {}
+    for i, line in ipairs(entry.lines) do lines[i] = words_html(line) end
+    out[#out + 1] = ('<h3>%s</h3><pre>%s</pre>'):format(escape(entry.variant), table.concat(lines, "\n"))
+    if entry.scripted then
+      out[#out + 1] = '<p class="same">the scripted driver ran these runs: it ignores the prompts, so their results '
+        .. "cannot show the edit</p>"
+    end
+  end
+  out[#out + 1] = "</section>"
+end
+
 local function variant_table(out, cmp)
   out[#out + 1] = '<section id="variant-table"><h2>Variants</h2><div class="wide"><table class="variants diff"><thead>'
     .. "<tr><th></th>"
@@ -194,6 +216,7 @@ function diff_page.write(cmp, path)
   local out = {('<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
     .. "<title>%s</title><style>%s</style><main>"):format(escape(title), CSS)}
   head(out, cmp)
+  prompts(out, cmp)
   variant_table(out, cmp)
   flips(out, cmp, page_dir)
   rest(out, cmp, page_dir)
