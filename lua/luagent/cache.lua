@@ -8,7 +8,9 @@
 -- replay does (luagent.model.recording), never a key or a header. A missing,
 -- torn or corrupt entry is a miss; a failed write is one warning on stderr
 -- per handle, never a failure. At the first miss after hits, the run says
--- where and why it went live.
+-- where and why it went live. A run that called no model (the scripted
+-- driver's replies never reach the cache) says at its end, once, that
+-- nothing was stored.
 --
 -- Files: DIR/<2 hex>/<key>.json (one entry each), DIR/runs/<recipe>.json (the
 -- ordered keys of the recipe's last run, for "live from turn N: why").
@@ -220,9 +222,29 @@ function Cache:failed(look)
   self.keys[look.position] = false
 end
 
+-- A run that called no model stores nothing: said once, on the run's
+-- stdout (its stdout.txt under luagent eval), so that the cache switched on
+-- under the scripted driver (its replies never reach the cache) is not
+-- silently empty.
+local function say_nothing_stored(self)
+  local run = self.run
+  if not run or self.said_nothing then return end
+  self.said_nothing = true
+  local replies = type(run.stats) == "table" and run.stats.model_calls or 0
+  if replies > 0 then
+    run:print(("The model-call cache stored nothing: the scripted driver made this run's %d repl%s without calling "
+      .. "a model (only a model's answers are cached)."):format(replies, replies == 1 and "y" or "ies"))
+  else
+    run:print("The model-call cache stored nothing: this run called no model.")
+  end
+end
+
 function Cache:finish()
   local s = self.stats
-  if s.calls == 0 then return nil end
+  if s.calls == 0 then
+    say_nothing_stored(self)
+    return nil
+  end
   save_order(self)
   return {type = "cache_summary", calls = s.calls, hits = s.hits, live = s.live, saved_cost = s.saved_cost,
           saved_unknown = s.saved_unknown or nil, mode = self.mode, dir = self.dir}
@@ -243,6 +265,7 @@ function cache.for_run(run, mode, dir)
   local h, err = cache.open{dir = dir or cache.dir_for(run.settings, run.recipe_dir), mode = mode, recipe = run.recipe,
                             salt = run.cache_salt}
   if not h then error(err, 0) end
+  h.run = run
   run.cache = h
   return h
 end

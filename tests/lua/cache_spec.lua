@@ -224,6 +224,33 @@ t.test("the scripted model is not cached", function()
   t.eq(#assert(fs.walk(dir)), 0)
 end)
 
+t.test("a run with the cache on whose replies all come from the scripted driver says once that nothing is cached",
+  function()
+  local work = temp_dir()
+  assert(fs.write(work .. "/scripted.lua", [[
+local m = luagent.model.scripted{{text = "one"}, {text = "two"}}
+local a = luagent.agent.new{name = "a", instructions = "Say one.", model = m, max_turns = 3}
+print(a:run("Go.").output)
+print(m:complete{messages = {{role = "user", content = "again"}}}.text)
+]]))
+  assert(fs.write(work .. "/none.lua", "print('no model here')\n"))
+  local said = {}
+  for _, name in ipairs{"scripted", "none"} do
+    local r = assert(run.new{recipe = work .. "/" .. name .. ".lua", dir = work .. "/runs/" .. name, quiet = true,
+                             cache = "on", capture = true})
+    local result = r:execute()
+    t.eq(result.status, "ok")
+    said[name] = assert(fs.read(result.dir .. "/stdout.txt"))
+  end
+  local _, n = said.scripted:gsub("model%-call cache", "")
+  t.eq(n, 1, "said once")
+  t.match(said.scripted, "The model%-call cache stored nothing: the scripted driver made this run's 2 replies "
+    .. "without calling a model")
+  t.for_people(said.scripted)
+  t.match(said.none, "The model%-call cache stored nothing: this run called no model%.")
+  t.eq(#(fs.walk(work .. "/.luagent/cache") or {}), 0)
+end)
+
 -- ---- switching it on ----
 
 t.test("cache.open: a path that is not a folder is a config error; misuse raises", function()
