@@ -19,13 +19,7 @@ local PLAN = {
   {text = "Finally, the report.", call = "run_python", args = {code = steps.report}},
 }
 
-local function steps_done(messages)
-  local n = 0
-  for _, m in ipairs(messages) do
-    if m.role == "assistant" and m.tool_calls and #m.tool_calls > 0 then n = n + 1 end
-  end
-  return n
-end
+local steps_done = require("luagent.script").steps_done
 
 local function summary_of(messages)
   for i = #messages, 1, -1 do

@@ -74,6 +74,19 @@ function t.for_people(message, what)
   end
 end
 
+-- fn raises an error value of kind (default "config") whose message matches
+-- pattern and is for people; returns the error.
+function t.refused(fn, pattern, kind)
+  local ok, err = pcall(fn)
+  if ok then fail("not refused: " .. pattern, 2) end
+  if not (type(err) == "table" and err.kind == (kind or "config")) then
+    fail(("not an error value of kind %s: %s"):format(kind or "config", show(err)), 2)
+  end
+  if not tostring(err.message):find(pattern) then fail(("%s does not match %s"):format(show(err.message), show(pattern)), 2) end
+  t.for_people(err)
+  return err
+end
+
 function t.lt(a, b, what)
   if a >= b then fail(("%sexpected %s < %s"):format(what and (what .. ": ") or "", show(a), show(b)), 2) end
 end

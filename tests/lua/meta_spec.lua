@@ -33,6 +33,7 @@ local MODULES = {
   ["luagent.eval"] = {"eval.lua", "eval"},
   ["luagent.eval.spec"] = {"eval.lua", "spec"},
   ["luagent.checks"] = {"checks.lua", "checks"},
+  ["luagent.script"] = {"script.lua", "script"},
   -- internal, not annotated: luagent.eval.page (the eval's comparison page, written by luagent.eval);
   -- luagent.trace_page and luagent.trace_page.* (the page of `luagent trace html`), luagent.markdown and
   -- luagent.highlight (its Markdown renderer and code highlighter); luagent.lines (a line splitter

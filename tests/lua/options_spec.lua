@@ -8,14 +8,7 @@ local options = require "luagent.options"
 
 local SCRIPTED = model.scripted(function() return {text = "done"} end)
 
-local function refused(fn, pattern)
-  local ok, err = pcall(fn)
-  t.eq(ok, false, "refused: " .. pattern)
-  t.eq(type(err) == "table" and err.kind, "config", "an error value of kind config: " .. tostring(err))
-  t.match(err.message, pattern)
-  t.for_people(err)
-  return err
-end
+local refused = t.refused
 
 t.test("agent.new: instruction and max_turn are typos, each with a did-you-mean (they ran with defaults)", function()
   local err = refused(function() agent.new{model = SCRIPTED, instruction = "Be brief."} end,
@@ -206,6 +199,27 @@ t.test("a tool handler's error says the recipe's file and line, even raised with
   local said
   for _, msg in ipairs(r.transcript) do if msg.role == "tool" then said = model.text_of(msg.content) end end
   t.match(said, "the tool lookup failed: tests/lua/options_spec%.lua:%d+: no such code")
+end)
+
+
+t.test("tools.standard: add takes built-in tools by name, drop leaves tools out; a wrong name gets a did-you-mean", function()
+  local fake_box = {session = "x"}
+  local function names(list)
+    local out = {}
+    for _, tool in ipairs(list) do out[#out + 1] = tool.name end
+    return table.concat(out, ",")
+  end
+  t.eq(names(tools.standard(fake_box)), "run_python,run_shell,read_file,write_file,list_files,view_image")
+  t.eq(names(tools.standard(fake_box, {add = {"apply_patch", "exec_command"}, drop = {"view_image"}})),
+       "run_python,run_shell,read_file,write_file,list_files,apply_patch,exec_command,write_stdin",
+       "exec_command comes with write_stdin; view_image is left out")
+  t.eq(names(tools.standard(fake_box, {add = {"run_shell", "write_file"}})),
+       "run_python,run_shell,read_file,write_file,list_files,view_image", "a tool the set has is not added twice")
+  t.eq(names(tools.standard(fake_box, {add = {}, drop = {}})), names(tools.standard(fake_box)), "empty lists: the set")
+  refused(function() tools.standard(fake_box, {add = {"apply_pach"}}) end,
+          "^tools%.standard: add%[1%] 'apply_pach' is not a built%-in tool %(did you mean 'apply_patch'%?%); the names are ")
+  refused(function() tools.standard(fake_box, {drop = {"view_imag"}}) end,
+          "drop%[1%] 'view_imag' is not a tool of the set %(did you mean 'view_image'%?%)")
 end)
 
 return t.done()

@@ -18,7 +18,7 @@ local cli = {}
 cli.FILES = {
   "luagent.lua", "errors.lua", "sandbox.lua", "model.lua", "agent.lua", "tools.lua", "retry.lua",
   "trace.lua", "outputs.lua", "json.lua", "yaml.lua", "fs.lua", "http.lua", "diff.lua",
-  "cache.lua", "eval.lua", "checks.lua", "schema.lua", "mcp.lua",
+  "cache.lua", "eval.lua", "checks.lua", "schema.lua", "mcp.lua", "script.lua",
   -- the low-level modules, one file each
   "sched.lua", "sys.lua", "events.lua", "run.lua", "manifest.lua", "tar.lua", "engine_client.lua", "engine_stream.lua",
   "dates.lua", "process.lua", "context.lua", "http_head.lua", "kube_config.lua", "kube_client.lua",

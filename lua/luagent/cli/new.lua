@@ -1,13 +1,14 @@
 -- luagent new NAME [--from TEMPLATE] [--dir DIR]: writes a recipe that runs as
--- it is — NAME.lua, its settings NAME.yaml, its scripted driver
--- NAME_script.lua, an eval spec NAME.eval.yaml and its check NAME_check.lua,
+-- it is — NAME.lua, its settings NAME.yaml, its scripted driver (basic:
+-- NAME.script.yaml and a step's NAME_profile.py; energy_anomaly:
+-- NAME_script.lua), an eval spec NAME.eval.yaml and its check NAME_check.lua,
 -- and what the template needs beside them — from a template embedded in the
 -- binary (so an installed luagent has them):
 --   basic            (default) recipes/templates/basic/: a small agent with a
 --                    sandbox and the standard tools over a CSV (a sample CSV
 --                    is written beside it); its scripted driver, used when no
---                    model is configured (it says so), is a file of its own
---                    so the recipe reads as the agent it is
+--                    model is configured (it says so), is data: a YAML list
+--                    of tool calls (luagent.script), so no part needs Lua
 --   energy_anomaly   the energy recipe and its helpers (recipes/energy_*),
 --                    copied under the new name: file names, require()s, the
 --                    YAML and spec names and the paths in comments fixed
@@ -93,7 +94,9 @@ cli.TEMPLATES = {
     files = {
       {"recipes/templates/basic/recipe.lua", "%s.lua", "the recipe: sandbox, model, tools, agent"},
       {"recipes/templates/basic/recipe.yaml", "%s.yaml", "its settings and prompts (--set changes one)"},
-      {"recipes/templates/basic/recipe_script.lua", "%s_script.lua", "the scripted driver (no model configured)"},
+      {"recipes/templates/basic/recipe.script.yaml", "%s.script.yaml",
+       "the scripted driver (no model configured): its steps, as data"},
+      {"recipes/templates/basic/recipe_profile.py", "%s_profile.py", "the Python its profiling step runs"},
       {"recipes/templates/basic/recipe_sample.csv", "%s_sample.csv", "a tiny sample input"},
       {"recipes/templates/basic/recipe.eval.yaml", "%s.eval.yaml", "an eval spec: variants x inputs, checked"},
       {"recipes/templates/basic/recipe_check.lua", "%s_check.lua", "the eval's check of one run"},
