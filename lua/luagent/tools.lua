@@ -245,12 +245,69 @@ local function shell_tools(box, shell, opts)
   return {shells.shell(box, opts), shells.bash(box, opts), only_on(tools.run_shell(box, opts), {openai = true})}
 end
 
+-- The built-in tools by name: name -> function(box, opts) returning the
+-- tools it adds (exec_command comes with write_stdin, its other half).
+local function editing(name) return function(box) return {require("luagent.tools.editing")[name](box)} end end
+local function native_shell(name) return function(box, opts) return {require("luagent.tools.shells")[name](box, opts)} end end
+tools.BUILT_IN = {
+  run_python = function(box, opts) return {tools.run_python(box, opts)} end,
+  run_shell = function(box, opts) return {tools.run_shell(box, opts)} end,
+  read_file = function(box) return {tools.read_file(box)} end,
+  write_file = function(box) return {tools.write_file(box)} end,
+  list_files = function(box) return {tools.list_files(box)} end,
+  view_image = function(box) return {tools.view_image(box)} end,
+  exec_command = function(box, opts) return tools.unified_exec(box, opts) end,
+  apply_patch = editing("apply_patch"), edit_file = editing("edit_file"),
+  shell = native_shell("shell"), bash = native_shell("bash"),
+}
+tools.BUILT_IN.write_stdin = tools.BUILT_IN.exec_command
+
+local function sorted_names(t)
+  local names = {}
+  for k in pairs(t) do names[#names + 1] = k end
+  table.sort(names)
+  return names
+end
+
+-- A list of tool names from opts (add or drop): each checked against known.
+local function names_in(list, key, known)
+  if list == nil then return {} end
+  if type(list) ~= "table" then list = {list} end
+  local names = sorted_names(known)
+  for i, name in ipairs(list) do
+    if not known[name] then
+      error(errors.new("config", ("tools.standard: %s[%d] '%s' is not a %s%s; the names are %s"):format(key, i,
+        tostring(name), key == "add" and "built-in tool" or "tool of the set",
+        options.suggest(tostring(name), names), table.concat(names, ", "))), 3)
+    end
+  end
+  return list
+end
+
+-- The set with opts.add's built-ins added (once each) and opts.drop's left out.
+local function add_and_drop(list, box, opts)
+  local have = {}
+  for _, tool in ipairs(list) do have[tool.name] = true end
+  for _, name in ipairs(names_in(opts.add, "add", tools.BUILT_IN)) do
+    if not have[name] then
+      for _, tool in ipairs(tools.BUILT_IN[name](box, opts)) do
+        if not have[tool.name] then list[#list + 1], have[tool.name] = tool, true end
+      end
+    end
+  end
+  local drop = {}
+  for _, name in ipairs(names_in(opts.drop, "drop", have)) do drop[name] = true end
+  local kept = {}
+  for _, tool in ipairs(list) do if not drop[tool.name] then kept[#kept + 1] = tool end end
+  return kept
+end
+
 -- The usual set for a code-running agent. opts.shell: "plain" (run_shell,
 -- the default), "unified" (exec_command and write_stdin: long commands
 -- polled, interactive programs driven) or "native" (the model family's own
 -- shell tool). opts.edit: "plain" (write_file, the default) or "native"
 -- (Responses' apply_patch, Anthropic's text editor, both as functions on
--- Chat Completions).
+-- Chat Completions). opts.add: more built-ins by name; opts.drop: names left out.
 function tools.standard(box, opts)
   opts = opts or {}
   options.check(opts, "luagent.SandboxToolOptions", "tools.standard")
@@ -265,15 +322,15 @@ function tools.standard(box, opts)
   for _, tool in ipairs(shell_tools(box, shell, opts)) do list[#list + 1] = tool end
   list[#list + 1] = tools.read_file(box)
   if edit == "native" then
-    local editing = require "luagent.tools.editing"
-    list[#list + 1] = editing.apply_patch(box)
-    list[#list + 1] = editing.edit_file(box)
+    local editing_tools = require "luagent.tools.editing"
+    list[#list + 1] = editing_tools.apply_patch(box)
+    list[#list + 1] = editing_tools.edit_file(box)
   else
     list[#list + 1] = tools.write_file(box)
   end
   list[#list + 1] = tools.list_files(box)
   list[#list + 1] = tools.view_image(box)
-  return list
+  return add_and_drop(list, box, opts)
 end
 
 -- The tools of an MCP server (luagent.mcp): tools.mcp{command = {...}} or

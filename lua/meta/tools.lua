@@ -43,6 +43,9 @@
 ---@field edit? "plain"|"native" tools.standard: write_file (the default), or each family's own editor
 ---  (Responses' apply_patch, Anthropic's text editor; both as functions on Chat Completions)
 ---@field max_sessions? integer exec_command's sessions running at once per box (default 8)
+---@field add? string[] tools.standard: more built-in tools by name (tools.BUILT_IN): apply_patch, edit_file,
+---  exec_command (with write_stdin), run_shell, write_file, ...; one the set has already is not added twice
+---@field drop? string[] tools.standard: tools of the set to leave out, by name (e.g. {"view_image"})
 
 ---@class luagent.tools
 local tools = {}
@@ -54,6 +57,10 @@ local tools = {}
 ---@param opts? luagent.SandboxToolOptions
 ---@return luagent.Tool[]
 function tools.standard(box, opts) end
+
+---The built-in tools by name, as opts.add of tools.standard takes them: name -> the tools it adds.
+---@type table<string, fun(box: luagent.Box, opts?: luagent.SandboxToolOptions): luagent.Tool[]>
+tools.BUILT_IN = {}
 
 ---Runs Python in the session's persistent interpreter (box:python).
 ---@param box luagent.Box
