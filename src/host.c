@@ -316,7 +316,7 @@ static void first_frame(const char *traceback, char *out, size_t n) {
   while (line) {
     line += 2;
     size_t len = strcspn(line, "\n");
-    if (strncmp(line, "[C]", 3) != 0 && strncmp(line, "lua/luagent/", 12) != 0) {
+    if (strncmp(line, "[C]", 3) != 0 && strncmp(line, "lua/luagent/", 12) != 0 && strncmp(line, "(...", 4) != 0) {
       const char *colon = memchr(line, ':', len);
       const char *second = colon ? memchr(colon + 1, ':', len - (size_t)(colon + 1 - line)) : NULL;
       size_t keep = second ? (size_t)(second - line) : len;
@@ -435,9 +435,9 @@ static int run_main_task(host *h, int nargs) {
     lua_pop(L, 1);
     lua_pushfstring(L, "the recipe returned exit status %d", returned);
   }
-  int hooks_failed = 0;
-  if (run_exit_hooks(h, ending(h, message), message, &hooks_failed) == SCHED_GAVE_UP) return gave_up_status(h);
-  lua_pop(L, 1);
+  /* the first cause first: the recipe's error is said before the run's end
+   * (its hooks: sandboxes closed, outputs saved, the run line), so what
+   * failed as a knock-on of it comes after it */
   int failed = task_failure(L, handle), usage = 0;
   if (failed) {
     lua_pop(L, 2);
@@ -446,6 +446,9 @@ static int run_main_task(host *h, int nargs) {
       if (!usage) report_failure(L, handle);
     }
   }
+  int hooks_failed = 0;
+  if (run_exit_hooks(h, ending(h, message), message, &hooks_failed) == SCHED_GAVE_UP) return gave_up_status(h);
+  lua_pop(L, 1);
   int unobserved = sched_report_unobserved(h->sched);
   int status = exit_status(h, failed || unobserved || hooks_failed);
   if (usage && status == 1) status = 2;

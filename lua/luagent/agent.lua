@@ -47,9 +47,12 @@ function agent.new(spec)
   a.max_turns = spec.max_turns or DEFAULTS.max_turns
   a.max_tool_output = spec.max_tool_output or DEFAULTS.max_tool_output
   a.outputs = spec.outputs or {}
-  if math.type(a.max_turns) ~= "integer" or a.max_turns < 1 then error("agent.new: max_turns must be an integer >= 1", 2) end
+  if math.type(a.max_turns) ~= "integer" or a.max_turns < 1 then
+    error(errors.new("config", ("agent.new: max_turns must be a whole number >= 1, got %s"):format(
+      type(a.max_turns) == "string" and ("%q"):format(a.max_turns) or tostring(a.max_turns))), 2)
+  end
   if spec.budget ~= nil and type(spec.budget) ~= "table" then
-    error("agent.new: budget must be {tokens = n, cost = dollars}", 2)
+    error(errors.new("config", "agent.new: budget must be {tokens = n, cost = dollars}"), 2)
   end
   if spec.output ~= nil then
     a.output = structured.output(spec.output, "agent.new: output.", {{name = "read_output"}, table.unpack(tools)}, 3)

@@ -85,6 +85,11 @@ local function check_shapes(cfg, settings, file, prefix)
         type(base), file, show(base))), 0)
     elseif type(v) == "table" and type(base) == "table" then
       check_shapes(base, v, file, key)
+    elseif (type(base) == "number" or type(base) == "boolean") and type(v) == "string" then
+      -- a word where the file has a number or a yes/no: refused now, not where the recipe trips over it
+      error(errors.new("usage", ("--set %s=%s: %s is a %s in %s (%s), not text; give a %s, e.g. --set %s=%s")
+        :format(key, v, key, type(base) == "number" and "number" or "true/false setting", file, show(base),
+          type(base) == "number" and "number" or "true or false", key, show(base))), 0)
     end
   end
 end

@@ -301,16 +301,29 @@ end
 -- that fails is kept for close_all to retry, and said on the terminal. A
 -- box that was never built (born closed: its start failed) only has its
 -- session removed: it made nothing, and its error is the one said.
-function Box:close()
+-- Said now, or, when the box closes because the recipe failed (its <close>
+-- got the error), at the run's end: after the error that caused it.
+local function say(line, after_error)
+  if not after_error then return io.stderr:write(line, "\n") end
+  context.current():at_exit(function() io.stderr:write(line, "\n") end)
+end
+
+-- The outputs brought home on close (sandbox.open's save); what failed said.
+local function save_on_close(self, after_error)
+  local ok, report, err = pcall(require("luagent.outputs").collect, self, self.save.from, self.save.to,
+                                {required = self.save.required, quiet = after_error or nil})
+  if not (ok and report) then
+    say("luagent: could not save the sandbox's outputs: " .. tostring(ok and err or report), after_error)
+  elseif after_error and report.error then
+    say(("luagent: after that error, the outputs in %s were not all saved (%s); %s lists what was saved")
+      :format(self.save.from, report.error, require("luagent.outputs").manifest_path(self.save.to)), after_error)
+  end
+end
+
+function Box:close(after_error)
   if self.removed then return true end
   if not self.closed then
-    if self.save and not self.saved then
-      local ok, report, err = pcall(require("luagent.outputs").collect, self, self.save.from, self.save.to,
-                                    {required = self.save.required})
-      if not (ok and report) then
-        io.stderr:write("luagent: could not save the sandbox's outputs: ", tostring(ok and err or report), "\n")
-      end
-    end
+    if self.save and not self.saved then save_on_close(self, after_error ~= nil) end
     self.closed = true
   end
   if self.mirror then self.mirror:close() end
