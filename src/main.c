@@ -138,6 +138,49 @@ typedef struct cli {
   char **args;
 } cli;
 
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), m = strlen(tail);
+  return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/* PATH with its .yaml/.yml/.lua ending (if any) replaced by .lua, in out. */
+static void lua_path_of(const char *path, char *out, size_t n) {
+  size_t len = strlen(path);
+  const char *tails[] = {".yaml", ".yml", ".lua"};
+  for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+    if (ends_with(path, tails[i])) {
+      len -= strlen(tails[i]);
+      break;
+    }
+  }
+  snprintf(out, n, "%.*s.lua", (int)len, path);
+}
+
+/* A recipe named without its .lua, or by its settings file: the recipe
+ * that is there, said as the command to run. */
+static void say_recipe_hint(const char *path) {
+  char lua[4096];
+  lua_path_of(path, lua, sizeof lua);
+  if (strcmp(lua, path) != 0 && access(lua, R_OK) == 0)
+    fprintf(stderr, "luagent: did you mean 'luagent run %s'?\n", lua);
+}
+
+/* A recipe's YAML is its settings, not a recipe: the .lua beside it runs,
+ * and reads it. An eval spec (NAME.eval.yaml) is run by luagent eval. */
+static int yaml_given(const char *path) {
+  if (ends_with(path, ".eval.yaml")) {
+    fprintf(stderr, "luagent: %s is an eval spec: run it with 'luagent eval %s'\n", path, path);
+    return 2;
+  }
+  char lua[4096];
+  lua_path_of(path, lua, sizeof lua);
+  if (access(lua, R_OK) == 0)
+    fprintf(stderr, "luagent: %s holds a recipe's settings; run the recipe, which reads it: 'luagent run %s'\n", path, lua);
+  else
+    fprintf(stderr, "luagent: %s is a YAML file, not a recipe: a recipe is a .lua file (luagent new NAME writes one)\n", path);
+  return 2;
+}
+
 /* Parses `run` arguments into c->opts. Returns 0, or an exit status. */
 static int parse_run(cli *c, int argc, char **argv) {
   host_options *o = &c->opts;
@@ -172,8 +215,10 @@ static int parse_run(cli *c, int argc, char **argv) {
   if (!o->script_path) return usage_error("%s", "run needs a recipe file, e.g. 'luagent run recipes/energy_anomaly.lua'");
   if (access(o->script_path, R_OK) != 0) {
     fprintf(stderr, "luagent: cannot open recipe '%s': %s\n", o->script_path, strerror(errno));
+    say_recipe_hint(o->script_path);
     return 2;
   }
+  if (ends_with(o->script_path, ".yaml") || ends_with(o->script_path, ".yml")) return yaml_given(o->script_path);
   return 0;
 }
 

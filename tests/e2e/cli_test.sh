@@ -25,6 +25,19 @@ check "a missing recipe is a one-line error with exit 2" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && [ \$(wc -l < $TMP/stderr) -eq 1 ] &&
   grep -q \"cannot open recipe '$TMP/does-not-exist.lua'\" $TMP/stderr"
 
+# a recipe named without .lua, or by its YAML: the command that runs it
+printf 'print(1)\n' > "$TMP/named.lua"; printf 'a: 1\n' > "$TMP/named.yaml"; printf 'name: x\n' > "$TMP/named.eval.yaml"
+run_luagent run "$TMP/named"
+check "run NAME (no .lua) where NAME.lua is there: exit 2 and 'did you mean luagent run NAME.lua'" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"did you mean 'luagent run $TMP/named.lua'?\" $TMP/stderr"
+run_luagent run "$TMP/named.yaml"
+check "run NAME.yaml: it holds the recipe's settings; the command that runs the recipe" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] &&
+  grep -q \"$TMP/named.yaml holds a recipe's settings; run the recipe, which reads it: 'luagent run $TMP/named.lua'\" $TMP/stderr"
+run_luagent run "$TMP/named.eval.yaml"
+check "run NAME.eval.yaml: an eval spec, run by luagent eval" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"is an eval spec: run it with 'luagent eval $TMP/named.eval.yaml'\" $TMP/stderr"
+
 # --set of the wrong shape for the recipe's YAML: one line naming the setting and the
 # shape it needs, no traceback, exit 2, and the run's last line and trace say failed
 mkdir -p "$TMP/shape"
@@ -41,6 +54,10 @@ check "--set limits=5: the same, not 'attempt to index a number value'" sh -c "
 run_luagent run "$TMP/shape/r.lua" --set label.x=1
 check "--set label.x=1 where label is a string: says so, exit 2" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && grep -q 'label is a string in r.yaml (plain), not a table of settings' $TMP/stderr"
+run_luagent run "$TMP/shape/r.lua" --set limits.max_turns=three
+check "--set limits.max_turns=three where the YAML has a number: one line, the first cause, exit 2" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && [ \$(wc -l < $TMP/stderr) -eq 1 ] &&
+  grep -q '^luagent: --set limits.max_turns=three: limits.max_turns is a number in r.yaml (3), not text; give a number, e.g. --set limits.max_turns=3' $TMP/stderr"
 run_luagent run "$TMP/shape/r.lua" --set limits.max_turns=7 --set model.name=y
 check "--set of the right shape still works" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && grep -q '^7	y' $TMP/stdout"

@@ -1,7 +1,7 @@
 # `luagent new` without running a recipe (tests/e2e/new_test.sh runs them in
 # the sandbox): the files it writes, from the templates embedded in the
-# binary; the recipe is an agent of 20-40 lines with its scripted driver in a
-# file beside it; its eval spec and check are valid; --from energy_anomaly renames
+# binary; the recipe is an agent of 20-55 lines with its scripted driver as
+# data beside it (NAME.script.yaml and the step's Python); its eval spec and check are valid; --from energy_anomaly renames
 # every file, require and path; a file already there, a bad NAME or an
 # unknown template is exit 2 with nothing written.
 . tests/e2e/lib.sh
@@ -28,30 +28,38 @@ mkdir -p "$TMP/p"
 in_dir "$TMP/p" new demo
 check "'luagent new demo' in an empty folder exits 0 and writes the recipe, its YAML, its scripted driver, an eval spec, its check and a skill" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/p/demo.lua ] && [ -s $TMP/p/demo.yaml ] && [ -s $TMP/p/demo.eval.yaml ] &&
-  [ -s $TMP/p/demo_check.lua ] && [ -s $TMP/p/demo_sample.csv ] && [ -s $TMP/p/demo_script.lua ] && [ \$(ls $TMP/p | wc -l) = 7 ] &&
+  [ -s $TMP/p/demo_check.lua ] && [ -s $TMP/p/demo_sample.csv ] && [ -s $TMP/p/demo.script.yaml ] &&
+  [ -s $TMP/p/demo_profile.py ] && [ \$(ls $TMP/p | wc -l) = 8 ] &&
   [ -s $TMP/p/skills/csv-profile/SKILL.md ] && [ -s $TMP/p/skills/csv-profile/profile.py ] &&
   grep -q '^  - skills/csv-profile' $TMP/p/demo.yaml"
 check "... it lists each file with what it is, and says what to run next" sh -c "
-  for f in demo.lua demo.yaml demo_script.lua demo.eval.yaml demo_check.lua demo_sample.csv; do grep -q \"^  \$f  \" $TMP/stdout || exit 1; done
+  for f in demo.lua demo.yaml demo.script.yaml demo_profile.py demo.eval.yaml demo_check.lua demo_sample.csv; do grep -q \"^  \$f  \" $TMP/stdout || exit 1; done
   grep -q '^next:' $TMP/stdout && grep -q 'luagent run demo.lua' $TMP/stdout && grep -q 'luagent eval demo.eval.yaml' $TMP/stdout"
 check "... the files carry the name, no template placeholder is left, and they are the embedded templates filled in" sh -c "
   ! grep -rq '{{name}}' $TMP/p && grep -q 'luagent.config(\"demo.yaml\")' $TMP/p/demo.lua &&
   grep -q '^recipe: demo.lua' $TMP/p/demo.eval.yaml && grep -q '^check: demo_check.lua' $TMP/p/demo.eval.yaml &&
   grep -q '^input: demo_sample.csv' $TMP/p/demo.yaml &&
   sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe.lua | cmp - $TMP/p/demo.lua &&
-  sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe_script.lua | cmp - $TMP/p/demo_script.lua &&
+  sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe.script.yaml | cmp - $TMP/p/demo.script.yaml &&
+  sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe_profile.py | cmp - $TMP/p/demo_profile.py &&
   cmp $ROOT/recipes/templates/basic/recipe_sample.csv $TMP/p/demo_sample.csv"
-check "... the recipe, its scripted driver and its check compile, and luacheck finds nothing in them" sh -c "
-  luac5.4 -p $TMP/p/demo.lua $TMP/p/demo_script.lua $TMP/p/demo_check.lua 2>/dev/null ||
-    lua5.4 -e 'for _, f in ipairs{\"demo.lua\", \"demo_script.lua\", \"demo_check.lua\"} do assert(loadfile(\"$TMP/p/\" .. f)) end'
-  cd $TMP/p && luacheck --no-color -q --globals luagent --std lua54 demo.lua demo_script.lua demo_check.lua"
-# The recipe a user edits reads as an agent: 20-40 lines, its scripted driver
-# (not a model, and named so) in the file beside it.
-check "... the recipe is 20-40 lines and takes its scripted driver from demo_script.lua, which is named as one" sh -c "
-  n=\$(wc -l < $TMP/p/demo.lua); [ \$n -ge 20 ] && [ \$n -le 40 ] || { echo \"demo.lua has \$n lines\"; exit 1; }
-  grep -q 'model.from_or_scripted(cfg.model, require(\"demo_script\"))' $TMP/p/demo.lua &&
-  ! grep -q 'model.scripted' $TMP/p/demo.lua && grep -q 'model.scripted(' $TMP/p/demo_script.lua &&
-  grep -q 'name = \"scripted-demo\"' $TMP/p/demo_script.lua && grep -q 'It is NOT a model' $TMP/p/demo_script.lua"
+check "... the recipe and its check compile, luacheck finds nothing in them, and the step's Python compiles" sh -c "
+  luac5.4 -p $TMP/p/demo.lua $TMP/p/demo_check.lua 2>/dev/null ||
+    lua5.4 -e 'for _, f in ipairs{\"demo.lua\", \"demo_check.lua\"} do assert(loadfile(\"$TMP/p/\" .. f)) end'
+  python3 -m py_compile $TMP/p/demo_profile.py &&
+  cd $TMP/p && luacheck --no-color -q --globals luagent --std lua54 demo.lua demo_check.lua"
+# The recipe a user edits reads as an agent: 20-55 lines, its scripted driver
+# (not a model, and named so) as data beside it, and its check a few lines of
+# luagent.checks.
+check "... the recipe is 20-55 lines and takes its scripted driver from demo.script.yaml, which says it is not a model" sh -c "
+  n=\$(wc -l < $TMP/p/demo.lua); [ \$n -ge 20 ] && [ \$n -le 55 ] || { echo \"demo.lua has \$n lines\"; exit 1; }
+  grep -q 'model.from_or_scripted(cfg.model, script.driver(\"demo.script.yaml\"))' $TMP/p/demo.lua &&
+  ! grep -q 'model.scripted' $TMP/p/demo.lua && grep -q 'It is NOT a model' $TMP/p/demo.script.yaml &&
+  grep -q 'file: demo_profile.py' $TMP/p/demo.script.yaml"
+check "... its check is under 20 lines of luagent.checks, with no CSV parsing of its own" sh -c "
+  n=\$(wc -l < $TMP/p/demo_check.lua); [ \$n -lt 20 ] || { echo \"demo_check.lua has \$n lines\"; exit 1; }
+  grep -q 'require \"luagent.checks\"' $TMP/p/demo_check.lua && grep -q 'checks.csv_columns' $TMP/p/demo_check.lua &&
+  ! grep -q 'gmatch\\|io.open\\|fs.read' $TMP/p/demo_check.lua"
 
 SPEC_LOADS='local spec = assert(require("luagent.eval.spec").load((...)))
 print(spec.name, spec.recipe:match("[^/]+$"), #spec.variants, #spec.inputs, spec.check ~= nil)'
@@ -59,35 +67,6 @@ lua_in "$TMP/p" "$SPEC_LOADS" demo.eval.yaml > "$TMP/spec.out" 2>&1
 check "... its eval spec is valid: the recipe, the check, two variants, the sample as its input" sh -c "
   [ \"\$(cat $TMP/spec.out)\" = \"\$(printf 'demo\tdemo.lua\t2\t1\ttrue')\" ] || { cat $TMP/spec.out; exit 1; }"
 
-# The check against outputs made here: right ones pass, a wrong mean or type fails naming the column.
-python3 - "$TMP/p/demo_sample.csv" "$TMP/out" <<'PY'
-import csv, os, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-os.makedirs(sys.argv[2], exist_ok=True)
-with open(os.path.join(sys.argv[2], "columns.csv"), "w", newline="") as f:
-    w = csv.writer(f)
-    w.writerow(["column", "type", "missing", "min", "mean", "max", "top"])
-    for c in rows[0].keys():
-        vals = [r[c] for r in rows if r[c] != ""]
-        try:
-            nums = [float(v) for v in vals]
-            w.writerow([c, "number", len(rows) - len(vals), min(nums), round(statistics.mean(nums), 2), max(nums), ""])
-        except ValueError:
-            w.writerow([c, "text", len(rows) - len(vals), "", "", "", "x, \"quoted\""])
-open(os.path.join(sys.argv[2], "summary.md"), "w").write("# summary\n")
-PY
-CHECK='local check = dofile("demo_check.lua")
-local out = ...
-local verdict = check{settings = {input = "demo_sample.csv"}, outputs = {
-  ["output/columns.csv"] = {path = out .. "/columns.csv"}, ["output/summary.md"] = {path = out .. "/summary.md"}}}
-print(verdict.passed, ("%.2f"):format(verdict.score), verdict.note)'
-lua_in "$TMP/p" "$CHECK" "$TMP/out" > "$TMP/check.right" 2>&1
-sed -i 's/^visitors,number,0,95.0,246.2,/visitors,number,0,95.0,250.0,/; s/^weather,text,/weather,number,/' "$TMP/out/columns.csv"
-lua_in "$TMP/p" "$CHECK" "$TMP/out" > "$TMP/check.wrong" 2>&1
-check "... its check passes right outputs, and fails a wrong mean and a wrong type, naming the columns" sh -c "
-  grep -q '^true	1.00	5 of 5 columns right$' $TMP/check.right || { cat $TMP/check.right; exit 1; }
-  grep -q '^false	0.60	3 of 5 columns right; visitors: mean 250.0, not 246.200; weather: type number, not text$' \
-    $TMP/check.wrong || { cat $TMP/check.wrong; exit 1; }"
 
 # ---- nothing is ever overwritten ----
 mkdir -p "$TMP/q"
@@ -99,7 +78,7 @@ check "a file already there: exit 2 naming it, nothing written, the file untouch
 in_dir "$TMP/p" new demo
 check "'luagent new demo' twice: the second exits 2 naming every file, and the first's files are kept" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] &&
-  grep -q 'demo.lua, demo.yaml, demo_script.lua, demo_sample.csv, demo.eval.yaml, demo_check.lua, skills/csv-profile/SKILL.md, skills/csv-profile/profile.py already there' $TMP/stderr &&
+  grep -q 'demo.lua, demo.yaml, demo.script.yaml, demo_profile.py, demo_sample.csv, demo.eval.yaml, demo_check.lua, skills/csv-profile/SKILL.md, skills/csv-profile/profile.py already there' $TMP/stderr &&
   sed 's/{{name}}/demo/g' $ROOT/recipes/templates/basic/recipe.lua | cmp - $TMP/p/demo.lua"
 
 # ---- names and options ----
@@ -129,7 +108,7 @@ check "an unknown option: exit 2" sh -c "[ \"\$(cat $TMP/status)\" = 2 ] && grep
 in_dir "$TMP/n" new two --dir "$TMP/made/here"
 check "--dir DIR writes there, making the folder; the next steps name the paths" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/made/here/two.lua ] && [ -s $TMP/made/here/two_check.lua ] &&
-  [ -s $TMP/made/here/two_script.lua ] && grep -q 'require(\"two_script\")' $TMP/made/here/two.lua &&
+  [ -s $TMP/made/here/two.script.yaml ] && grep -q 'script.driver(\"two.script.yaml\")' $TMP/made/here/two.lua &&
   grep -q 'luagent run $TMP/made/here/two.lua' $TMP/stdout && [ -z \"\$(ls $TMP/n)\" ]"
 
 # ---- --from energy_anomaly ----
@@ -160,4 +139,4 @@ mkdir -p "$TMP/far"
 (cd "$TMP/far" && env -u LUAGENT_PATH "$TMP/luagent-copy" new solo > /dev/null 2>&1 &&
   env -u LUAGENT_PATH "$TMP/luagent-copy" new solo2 --from energy_anomaly > /dev/null 2>&1)
 check "a copy of the binary elsewhere writes both templates (they are embedded)" sh -c "
-  [ -s $TMP/far/solo.lua ] && [ -s $TMP/far/solo_sample.csv ] && [ -s $TMP/far/solo_script.lua ] && [ -s $TMP/far/solo2_steps.lua ]"
+  [ -s $TMP/far/solo.lua ] && [ -s $TMP/far/solo_sample.csv ] && [ -s $TMP/far/solo.script.yaml ] && [ -s $TMP/far/solo2_steps.lua ]"

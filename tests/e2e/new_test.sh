@@ -20,14 +20,14 @@ latest_run() { ls -td "$LUAGENT_RUNS_DIR"/*"$1"* | head -1; }
 mkdir -p "$TMP/p"
 in_dir "$TMP/p" new demo
 check "'luagent new demo' writes the recipe and, beside it, its scripted driver" sh -c "
-  [ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/p/demo.lua ] && [ -s $TMP/p/demo_script.lua ]"
+  [ \"\$(cat $TMP/status)\" = 0 ] && [ -s $TMP/p/demo.lua ] && [ -s $TMP/p/demo.script.yaml ]"
 
-# ---- no model configured: the scripted driver (demo_script.lua) ----
+# ---- no model configured: the scripted driver (demo.script.yaml) ----
 in_dir "$TMP/p" run demo.lua -q
 run=$(latest_run demo)
 check "'luagent run demo.lua' with no model configured exits 0 and says plainly that it is scripted" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] || { cat $TMP/stderr; exit 1; }
-  grep -q '^SCRIPTED RUN: no model is configured' $TMP/stdout && grep -q 'The file has 10 rows and 5 columns' $TMP/stdout"
+  grep -q '^SCRIPTED RUN: no model is configured' $TMP/stdout && grep -q 'The input has 1 CSV file(s) with 10 rows and 5 columns' $TMP/stdout"
 check "... its outputs are the sample's true profile (columns.csv) and a summary naming the odd value and the gap" \
   python3 - "$run" "$TMP/p/demo_sample.csv" <<'PY'
 import csv, statistics, sys
@@ -44,7 +44,7 @@ PY
 check "... and its trace shows the two tool calls really ran in the sandbox" sh -c "
   [ \"\$(grep -c '\"type\":\"sandbox_exec\"' $run/trace.jsonl)\" -ge 2 ] &&
   grep -q '\"name\":\"run_shell\"' $run/trace.jsonl && grep -q '\"name\":\"run_python\"' $run/trace.jsonl"
-check "... driven by demo_script.lua, named in the trace as what it is: scripted-demo, never a model's name" sh -c "
+check "... driven by demo.script.yaml, named in the trace as what it is: scripted-demo, never a model's name" sh -c "
   grep -q '\"model\":\"scripted-demo\"' $run/trace.jsonl &&
   [ -z \"\$(grep -o '\"model\":\"[^\"]*\"' $run/trace.jsonl | grep -v 'scripted')\" ]"
 
@@ -58,7 +58,7 @@ fake.script(queue, {
   {text = "I will profile it.", tool_calls = {{id = "call_1", name = "run_python", arguments = {code = [[
 import os
 os.makedirs("output", exist_ok=True)
-n = sum(1 for _ in open("input/data.csv")) - 1
+n = sum(1 for _ in open("input/demo_sample.csv")) - 1
 open("output/columns.csv", "w").write("column,type,missing,min,mean,max,top\n")
 open("output/summary.md", "w").write(f"# {n} rows\n")
 print("rows", n)
@@ -77,7 +77,7 @@ local first = reqs[1].body
 local names = {}
 for _, t in ipairs(first.tools or {}) do names[#names + 1] = t["function"].name end
 table.sort(names)
-print(#reqs, table.concat(names, ","), first.messages[#first.messages].content:match("input/data.csv") ~= nil)
+print(#reqs, table.concat(names, ","), first.messages[#first.messages].content:match("The files in input/ are CSV files") ~= nil)
 LUA
 )
 check "with a model (the fake provider) it runs: no scripted notice, the model's answer, its outputs" sh -c "
@@ -93,14 +93,14 @@ in_dir "$TMP/p" eval demo.eval.yaml -q
 check "'luagent eval demo.eval.yaml' runs both variants on the sample, checks them and writes the results" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] || { cat $TMP/stderr; exit 1; }
   grep -q '^results: ' $TMP/stdout && grep -q '^as_is ' $TMP/stdout && grep -q '^brief ' $TMP/stdout"
-check "... results.jsonl: two runs, each passed by demo_check.lua with score 1; summary.csv and the page" python3 - "$TMP/evals" <<'PY'
+check "... results.jsonl: two runs, each passed by demo_check.lua (luagent.checks) with score 1; summary.csv and the page" python3 - "$TMP/evals" <<'PY'
 import glob, json, os, sys
 dirs = glob.glob(os.path.join(sys.argv[1], "*"))
 assert len(dirs) == 1, dirs
 lines = [json.loads(l) for l in open(os.path.join(dirs[0], "results.jsonl"))]
 assert sorted(l["variant"] for l in lines) == ["as_is", "brief"], lines
 for l in lines:
-    assert l["passed"] is True and l["score"] == 1 and l["note"] == "5 of 5 columns right", l
+    assert l["passed"] is True and l["score"] == 1 and "has the columns file, column, type" in l["note"], l
 assert os.path.getsize(os.path.join(dirs[0], "summary.csv")) > 0
 assert os.path.exists(os.path.join(dirs[0], "index.html"))
 PY
