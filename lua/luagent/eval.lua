@@ -365,8 +365,9 @@ local function say_start(state, spec, resumed)
     state.say(("resuming eval %s: %d of %d runs kept, %d to run%s, %s at a time; %s"):format(id, state.kept,
       state.runs, #state.jobs, resumed.added and (" (the spec adds " .. resumed.added .. ")") or "", at_once, dir))
   else
-    state.say(("eval %s: %d runs (%d variants x %d inputs x %d epochs), %s at a time; %s"):format(id, state.runs,
-      #spec.variants, #spec.inputs, spec.epochs, at_once, dir))
+    local function n(count, word) return ("%d %s%s"):format(count, word, count == 1 and "" or "s") end
+    state.say(("eval %s: %s (%s x %s x %s), %s at a time; %s"):format(id, n(state.runs, "run"),
+      n(#spec.variants, "variant"), n(#spec.inputs, "input"), n(spec.epochs, "epoch"), at_once, dir))
   end
 end
 

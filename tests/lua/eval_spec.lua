@@ -183,6 +183,23 @@ budget: {tokens: 1000}
   t.eq(jobs[6].dir, "/E/runs/mid/b/1"); t.eq(jobs[6].run_dir, "runs/mid/b/1")
 end)
 
+t.test("an input is named by its file or folder, else by its input setting's file name; names made unique", function()
+  local s = assert(load([[
+recipe: recipe.lua
+inputs:
+  - input: data/
+  - input: logs/app.log
+  - input: other/app.log
+  - {input: data/a.csv, instructions: Short.}
+  - {instructions: No file.}
+]]))
+  local names = {}
+  for i, input in ipairs(s.inputs) do names[i] = input.name end
+  t.same(names, {"data", "app", "app-3", "a", "input-5"})
+  t.eq(s.inputs[1].settings.input, dir .. "/data/", "a folder beside the spec is given as its absolute path, as a file is")
+  t.eq(s.inputs[2].settings.input, "logs/app.log", "a path that is not beside the spec is given as it is")
+end)
+
 t.test("variants keep the file's order on one line; without variants or inputs: one of each, named default", function()
   local flow = assert(load("recipe: recipe.lua\nvariants: {zz: {}, aa: {}, mm: {}}\n"))
   t.same({flow.variants[1].name, flow.variants[2].name, flow.variants[3].name}, {"zz", "aa", "mm"}, "on one line too")
@@ -367,9 +384,13 @@ t.test("progress lines, one per finished run, unless quiet", function()
   local said = {}
   assert(eval.run(two_by_two("concurrency: 1\n"), {run_job = fake_run_job({}), evals_dir = dir .. "/evals",
                                                      say = collect(said)}))
-  t.match(said[1], "^eval %d+%-%d+%-spec%-%x+: 4 runs %(2 variants x 2 inputs x 1 epochs%), 1 at a time; ")
+  t.match(said[1], "^eval %d+%-%d+%-spec%-%x+: 4 runs %(2 variants x 2 inputs x 1 epoch%), 1 at a time; ")
   t.eq(#said, 5)
   t.match(said[2], "^%[1/4%] v1 / a #1: passed, 3 turns, 100 tokens, %$0%.0100, [%d.]+s, 1 cached %+ 2 live calls$")
+  local one = {}
+  assert(eval.run(assert(load("recipe: recipe.lua\n")), {run_job = fake_run_job({}), evals_dir = dir .. "/evals",
+                                                         say = collect(one)}))
+  t.match(one[1], ": 1 run %(1 variant x 1 input x 1 epoch%), 2 at a time; ", "one of each: no 's'")
 end)
 
 t.test("the scripted driver is said once when no model is configured for the variants", function()

@@ -16,9 +16,9 @@
 --   name         names the eval's folder (default: the spec's file name)
 --   variants     name -> settings map, applied like --set (default: one, "default")
 --   inputs       list of settings maps ({input: a.csv}) or {glob: "data/*.csv", setting: input}
---                (default: one, "default"); a value naming a file beside the spec becomes
---                its absolute path; an input is named by that file (without extension),
---                else input-N
+--                (default: one, "default"); a value naming a file or folder beside the spec
+--                becomes its absolute path; an input is named by that file (without
+--                extension), else by the file its `input` setting names, else input-N
 --   epochs       runs of each variant x input (default 1)
 --   concurrency  runs at once (default 2; --concurrency wins), or auto: as many as the
 --                engines and the host allow, fewer while the engine slows (luagent.eval.width)
@@ -82,6 +82,12 @@ end
 local function is_file(path)
   local st = fs.stat(path)
   return st ~= nil and st.type == "file"
+end
+
+-- A file or a folder (not the spec's own folder or its parent).
+local function is_file_or_folder(value, path)
+  local st = fs.stat(path)
+  return st ~= nil and (st.type == "file" or (st.type == "directory" and not value:match("^%.%.?/*$")))
 end
 
 -- ---- the reader: one spec file, its positions, the recipe's defaults ----
@@ -286,7 +292,7 @@ local function glob(dir, pattern)
   return out
 end
 
-local function stem(path) return (path:match("([^/]+)$"):gsub("%.[^.]*$", "")) end
+local function stem(path) return ((path:gsub("/+$", "")):match("([^/]*)$"):gsub("(.)%.[^.]*$", "%1")) end
 
 function Reader:glob_input(entry, line, key)
   self:unknown_keys(entry, GLOB_KEYS, key, line)
@@ -317,13 +323,15 @@ end
 function Reader:input(entry, line, key)
   local checked = self:settings(entry, line, key)
   local name
-  -- a value naming a file beside the spec is given as its absolute path
+  -- a value naming a file or folder beside the spec is given as its absolute path
   settings.leaves(checked, function(_, value, parent, k)
-    if type(value) == "string" and value ~= "" and is_file(resolve(self.dir, value)) then
+    if type(value) == "string" and value ~= "" and is_file_or_folder(value, resolve(self.dir, value)) then
       parent[k] = resolve(self.dir, value)
       name = name or stem(value)
     end
   end)
+  -- else the file its input setting names (beside the recipe, say)
+  if not name and type(checked.input) == "string" and stem(checked.input) ~= "" then name = stem(checked.input) end
   return {name = name, settings = checked}
 end
 
