@@ -113,10 +113,10 @@ local function header(out, ix, state, opts)
     out[#out + 1] = "</table></div>"
   end
 
-  local list, from = files.outputs(state)
+  local list, from, why_none = files.outputs(state)
   out[#out + 1] = '<h2 id="outputs">Outputs</h2>'
   if #list == 0 then
-    out[#out + 1] = '<p class="note">none: the run folder has no manifest.json and no output/ folder</p>'
+    out[#out + 1] = ('<p class="note">none: %s</p>'):format(escape(why_none))
   else
     out[#out + 1] = ('<p class="meta">from %s</p><table class="files"><thead><tr><th>file</th><th>size</th><th>sha256</th>'
       .. "</tr></thead><tbody>"):format(escape(from))

@@ -244,6 +244,27 @@ t.test("a trace without run_end is marked unfinished; an empty one still renders
   has(trace_page.render({}, {dir = root}), "no timed model calls")
 end)
 
+t.test("the outputs: what the run folder holds is said as it is, never 'no manifest.json' when there is one", function()
+  local function outputs_of(dir)
+    local page = trace_page.render(run_events(), {dir = dir})
+    return page:match('<h2 id="outputs">.-</table>') or page:match('<h2 id="outputs">Outputs</h2><p[^>]*>[^<]*</p>')
+  end
+  local dir = root .. "/empty-manifest"
+  assert(fs.mkdir(dir .. "/output"))
+  assert(fs.write(dir .. "/output/notes.txt", "notes\n"))
+  assert(fs.write(dir .. "/manifest.json", json.encode({files = json.array{}, missing = json.array{}})))
+  local shown = outputs_of(dir)
+  t.match(shown, "output/notes%.txt", "a manifest that lists no file: what output/ holds")
+  t.match(shown, "from output/ %(manifest%.json lists no files%)")
+  t.eq(shown:find("no manifest.json", 1, true), nil)
+  assert(fs.remove(dir .. "/output/notes.txt"))
+  t.match(outputs_of(dir), "none: manifest%.json lists no files and output/ is empty")
+  assert(fs.remove(dir .. "/output"))
+  t.match(outputs_of(dir), "none: manifest%.json lists no files and there is no output/ folder")
+  assert(fs.remove(dir .. "/manifest.json"))
+  t.match(outputs_of(dir), "none: the run folder has no manifest%.json and no output/ folder")
+end)
+
 t.test("luagent trace html: a trace file or a run folder, the page beside it or at -o", function()
   local dir = run_dir()
   assert(fs.write(dir .. "/trace.jsonl", (function()

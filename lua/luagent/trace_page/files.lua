@@ -5,7 +5,9 @@
 -- never silently left out).
 --
 --   files.new{dir = run folder, out = page path, max_image = bytes, max_images = bytes} -> state
---   files.outputs(state) -> {{path, size, sha256, file (on disk or nil), href}}, from ("manifest.json" | "output/" | nil)
+--   files.outputs(state) -> {{path, size, sha256, file (on disk or nil), href}}, from ("manifest.json", else
+--       "output/" and why not the manifest), why (none: what the folder has instead, e.g. "manifest.json lists
+--       no files and output/ is empty")
 --   files.image(state, path) -> html   <img> of a workspace or run-folder path (output/x.png), or a note why not
 --   files.href(state, rel) -> the href of a file in the run folder, from the page
 --   files.is_image(entry) -> whether an output (of files.outputs) is a PNG or JPEG, by its first bytes
@@ -84,32 +86,50 @@ function files.image(state, path)
     cached, f.escape(rel), link, f.bytes(size))
 end
 
+-- What output/ holds, as outputs (each file's sha256 computed); nil: no output/ folder.
+local function output_folder(state)
+  local st = fs.stat(state.dir .. "/output")
+  if not st or st.type ~= "directory" then return nil end
+  local list = {}
+  for _, e in ipairs(fs.walk(state.dir .. "/output") or {}) do
+    if e.type == "file" then
+      local rel = "output/" .. e.path
+      list[#list + 1] = {path = rel, size = e.size, sha256 = sys.sha256_file(state.dir .. "/" .. rel),
+                         file = state.dir .. "/" .. rel, href = files.href(state, rel)}
+    end
+  end
+  return list
+end
+
 function files.outputs(state)
   local list, from = {}, nil
-  local manifest = f.read_json(state.dir .. "/manifest.json")
-  if type(manifest) == "table" and type(manifest.files) == "table" then
+  local text = fs.read(state.dir .. "/manifest.json")
+  local manifest = text and f.read_json(state.dir .. "/manifest.json")
+  local listed = type(manifest) == "table" and type(manifest.files) == "table"
+  for _, e in ipairs(listed and manifest.files or {}) do
+    if type(e) == "table" and type(e.path) == "string" then
+      local file, rel = local_file(state, e.path)
+      list[#list + 1] = {path = e.path, size = f.num(e.size), sha256 = f.str(e.sha256), file = file,
+                         href = rel and files.href(state, rel)}
+    end
+  end
+  local why
+  if #list > 0 then
     from = "manifest.json"
-    for _, e in ipairs(manifest.files) do
-      if type(e) == "table" and type(e.path) == "string" then
-        local file, rel = local_file(state, e.path)
-        list[#list + 1] = {path = e.path, size = f.num(e.size), sha256 = f.str(e.sha256), file = file,
-                           href = rel and files.href(state, rel)}
-      end
-    end
   else
-    local entries = fs.stat(state.dir .. "/output") and fs.walk(state.dir .. "/output") or {}
-    for _, e in ipairs(entries) do
-      if e.type == "file" then
-        local rel = "output/" .. e.path
-        local sha = sys.sha256_file(state.dir .. "/" .. rel)
-        list[#list + 1] = {path = rel, size = e.size, sha256 = sha, file = state.dir .. "/" .. rel,
-                           href = files.href(state, rel)}
-      end
+    -- the manifest lists nothing (or there is none): what output/ holds, said as it is
+    local manifest_says = not text and "the run folder has no manifest.json"
+      or listed and "manifest.json lists no files" or "manifest.json is not a manifest (no list of files)"
+    local held = output_folder(state)
+    if held and #held > 0 then
+      list, from = held, text and ("output/ (%s)"):format(manifest_says) or "output/"
+    else
+      why = manifest_says .. (held and " and output/ is empty" or
+        (text and " and there is no output/ folder" or " and no output/ folder"))
     end
-    if #list > 0 then from = "output/" end
   end
   table.sort(list, function(a, b) return a.path < b.path end)
-  return list, from
+  return list, from, why
 end
 
 -- Is this output a PNG or JPEG (by its first bytes)?
