@@ -8,7 +8,7 @@
 . tests/e2e/lib.sh
 
 COMMANDS="run new sandbox trace eval cache doctor meta repl version help"
-GUIDES="recipes tools mcp structured approval models sandboxes network pool fork engines kubernetes outputs traces checks faults errors"
+GUIDES="start recipes tools mcp structured approval models sandboxes network pool fork engines kubernetes outputs traces checks faults errors"
 TOPICS="$COMMANDS $GUIDES"
 
 # page_ok TOPIC: `luagent help TOPIC` prints its page: title, usage, and its sections

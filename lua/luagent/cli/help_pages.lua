@@ -44,7 +44,7 @@ end
 pages.INTRO = prose("intro")
 
 pages.ORDER = {"run", "new", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
-pages.GUIDES = {"recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "network", "pool",
+pages.GUIDES = {"start", "recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "network", "pool",
                 "fork", "engines", "kubernetes", "outputs", "traces", "checks", "faults", "errors"}
 
 local T = {}
@@ -107,7 +107,7 @@ T.new = {
   synopsis = {"luagent new NAME [--from TEMPLATE] [--dir DIR]"},
   usage = [[
   new NAME [--from energy_anomaly] [--dir DIR]      write a recipe that runs as it is: NAME.lua,
-                                                    NAME.yaml, NAME_script.lua, NAME.eval.yaml, ...]],
+                                                    NAME.yaml, NAME.script.yaml, NAME.eval.yaml, ...]],
   text = prose("new"),
   options = {
     {"--from TEMPLATE", "the template: basic (the default) or energy_anomaly"},
@@ -116,6 +116,7 @@ T.new = {
   examples = {
     {"luagent new sales_report && luagent run sales_report.lua", "a new recipe, run at once (scripted without a model)"},
     {"luagent run sales_report.lua --set input=my.csv", "on your own CSV"},
+    {"luagent run sales_report.lua --set input=data/", "on every CSV file of a folder"},
     {"luagent eval sales_report.eval.yaml", "its eval: every variant x input, checked"},
     {"luagent new my_energy --from energy_anomaly --dir recipes/mine", "a copy of the energy recipe to change"},
   },
@@ -300,6 +301,17 @@ T.help = {
 }
 
 -- ---- topics: what a recipe author needs beyond the commands ----
+
+T.start = {
+  about = "first steps: run, outputs, a prompt, a folder, a step, an eval, a tool",
+  text = prose("start"),
+  examples = {
+    {"luagent new triage && luagent run triage.lua", "a recipe that runs as it is"},
+    {"luagent run triage.lua --set input=logs/", "over a folder"},
+    {"luagent eval triage.eval.yaml", "its eval; again after a change, then luagent eval diff A B"},
+  },
+  see = "luagent help recipes, luagent help tools, luagent help checks, luagent help eval.",
+}
 
 T.recipes = {
   about = "a recipe's parts, the agent loop, the scripted driver",
