@@ -48,11 +48,12 @@ local analyst = agent.new{
 local result = analyst:run(cfg.task)
 local saved, not_saved = outputs.collect(box, "output", luagent.run_dir("output"), {required = cfg.outputs})
 
-print()
-print(("Answer (%s, %d turns, %s):"):format(result.stopped_by, result.turns,
-  result.cost and ("$%.4f"):format(result.cost) or "cost unknown"))
-print(result.output or "(no final answer)")
-print()
+local cost = result.cost and ("$%.4f"):format(result.cost) or "cost unknown"
+if result.stopped_by == "answer" then
+  print(("\nAnswer (%d turns, %s):\n%s\n"):format(result.turns, cost, result.output or "(no final answer)"))
+else -- max_turns, budget, an error: no answer, and the agent's last remark is not one
+  print(("\nNo answer: the run stopped by %s after %d turns (%s).\n"):format(result.stopped_by, result.turns, cost))
+end
 if not saved then -- e.g. a full disk: say what could not be written, never crash on it
   print("The outputs could not be saved: " .. not_saved.message)
   return 1

@@ -48,6 +48,11 @@ check "... the scripted driver says once that it ignores the prompts; the answer
   [ \"\$(grep -c 'It ignores the instructions and the task' $TMP/stdout)\" = 1 ] &&
   grep -q 'The input has 2 CSV file(s) with 5 rows' $TMP/stdout"
 
+in_w run triage.lua -q --set limits.max_turns=1
+check "a run stopped by max_turns says it has no answer, not the agent's last remark as one; exit 1" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && grep -q '^No answer: the run stopped by max_turns after 1 turns' $TMP/stdout &&
+  ! grep -q '^Answer' $TMP/stdout && ! grep -q 'First the list of input files' $TMP/stdout"
+
 # ---- mistakes, as a person makes them ----
 sed -i 's#tool: run_python#tool: run_pyton#' "$W/triage.script.yaml"
 in_w run triage.lua -q
