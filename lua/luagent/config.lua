@@ -195,7 +195,7 @@ function config.load(file, dir, settings)
     if own_yaml(path) then check_known(cfg, err, settings, file, nil) end
     check_shapes(cfg, settings, file, nil)
   end
-  local merged = config.merge(cfg, settings)
+  local merged = type(cfg) == "table" and config.merge(cfg, settings or {}) or cfg
   -- the recipe's skills are checked now, before its sandbox opens (luagent.skills)
   if type(merged) == "table" and own_yaml(path) and type(merged.skills) == "table" and #merged.skills > 0 then
     require("luagent.skills").load(merged.skills, file:match("[^/]+$") .. ": skills")
