@@ -86,6 +86,7 @@ check "the eval with a folder added as an input: four runs, all passed" sh -c "
   [ \"\$(cat $TMP/status)\" = 0 ] || { cat $TMP/stdout $TMP/stderr; exit 1; }
   [ \"\$(grep -c '\"passed\":true' $second/results.jsonl)\" = 4 ]"
 in_w eval diff "$first" "$second"
-check "eval diff: exit 0, the prompt edit shown word by word, the new input named" sh -c "
-  [ \"\$(cat $TMP/status)\" = 0 ] || { cat $TMP/stdout $TMP/stderr; exit 1; }
-  grep -q 'site reliability engineer' $TMP/stdout && grep -q 'logs' $TMP/stdout"
+check "eval diff: the prompt edit word by word, the new input by its name; exit 1 (the evals differ in their inputs)" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] || { cat $TMP/stdout $TMP/stderr; exit 1; }
+  grep -q 'You are a \[-data analyst-\] {+site reliability engineer+}' $TMP/stdout &&
+  grep -q '^inputs only in B: logs$' $TMP/stdout && grep -q 'the evals differ: inputs in one eval only' $TMP/stdout"
