@@ -69,6 +69,15 @@ printf 'recipe: r.lua\n' > "$SPEC"
 run_luagent eval "$SPEC" --set model.temprature=1
 check "a --set the recipe does not have: exit 2, named" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"^luagent: --set model.temprature=1: model.temprature: not a setting of the recipe\" $TMP/stderr"
+printf 'return 0\n' > "$TMP/proj/typo.lua"
+printf 'model:\n  provider: auto\n  temprature: 0\ninput:\n' > "$TMP/proj/typo.yaml"
+printf 'recipe: typo.lua\n' > "$SPEC"
+rm -rf "$TMP/evals"
+run_luagent eval "$SPEC"
+check "a typo in the recipe's model section: exit 2, one line naming its file, line and key, nothing runs" sh -c "
+  [ \"\$(cat $TMP/status)\" = 2 ] && [ \"\$(wc -l < $TMP/stderr)\" = 1 ] && [ ! -e $TMP/evals ] &&
+  grep -q \"^luagent: $TMP/proj/typo.yaml:3: model.temprature: not a setting of the model (did you mean 'temperature'?)\" \
+    $TMP/stderr"
 run_luagent eval "$SPEC" --concurrency 0
 check "--concurrency 0 is bad usage (exit 2)" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && grep -q -- '--concurrency needs a whole number >= 1' $TMP/stderr"

@@ -99,6 +99,37 @@ t.test("an input that sets an unknown setting; a --set that does", function()
     .. "model, outputs)")
 end)
 
+-- A recipe whose model section is empty (any shape goes there) and one whose model section has a typo.
+assert(fs.write(dir .. "/free.lua", "return 0\n"))
+assert(fs.write(dir .. "/free.yaml", "model:\ninput:\n"))
+assert(fs.write(dir .. "/typo.lua", "return 0\n"))
+assert(fs.write(dir .. "/typo.yaml", "input:\nmodel:\n  provider: auto\n  temprature: 0\n"))
+
+-- The one-line error of a model setting that is not one: `where` (the file and line), the key, the did-you-mean.
+local function model_typo(err, where, key, hint)
+  t.eq(err.kind, "config"); t.eq(err.usage, true)
+  t.for_people(err)
+  t.eq(err.message:find("\n"), nil, "one line")
+  local head = ("%s: %s: not a setting of the model%s; the model settings are: "):format(where, key, hint)
+  t.eq(err.message:sub(1, #head), head)
+end
+
+t.test("a typo in the recipe's own model section, or in a variant's model settings over it, is refused first", function()
+  local _, err = load("recipe: typo.lua\n")
+  model_typo(err, dir .. "/typo.yaml:4", "model.temprature", " (did you mean 'temperature'?)")
+  t.eq(err.file, dir .. "/typo.yaml"); t.eq(err.line, 4); t.eq(err.key, "model.temprature")
+  -- an empty model section takes any shape as settings; the model settings still have to be the model's
+  _, err = load("recipe: free.lua\nvariants:\n  a: {}\n  b:\n    model.max_token: 9\n")
+  model_typo(err, dir .. "/spec.eval.yaml:5", "variants.b.model.max_token", " (did you mean 'max_tokens'?)")
+  _, err = load("recipe: free.lua\nvariants:\n  b:\n    model: {retry: {attempt: 2}}\n")
+  local head = dir .. "/spec.eval.yaml:4: variants.b.model.retry.attempt: not a setting of the retry policy "
+    .. "(did you mean 'attempts'?); the retry settings are: "
+  t.eq(err.message:sub(1, #head), head)
+  _, err = load("recipe: free.lua\n", {sets = {"model.temprature=1"}})
+  model_typo(err, "--set model.temprature=1", "model.temprature", " (did you mean 'temperature'?)")
+  t.ok(load("recipe: free.lua\nvariants:\n  b:\n    model: {temperature: 1, retry: {attempts: 2}}\n"))
+end)
+
 t.test("an empty input list, a glob that matches nothing, no variants", function()
   refused("recipe: recipe.lua\ninputs: []\n", "FILE:2: inputs: expected a list with at least one input, e.g. "
     .. "- {input: data/a.csv} or - {glob: 'data/*.csv', setting: input}; got an empty list")

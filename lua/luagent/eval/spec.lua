@@ -8,8 +8,10 @@
 -- err.line, err.key: an unknown key, a missing recipe or check file, a
 -- setting the recipe does not have (luagent.eval.settings: recipe foo.lua
 -- has its settings in foo.yaml beside it), an empty list of inputs, a glob
--- that matches nothing, a value of the wrong type. A bad --set is named
--- "--set KEY=VALUE: ...".
+-- that matches nothing, a value of the wrong type, a model setting that is
+-- not one (a typo in the recipe's YAML model section, or in a variant's or a
+-- --set's model settings over it: named by the file and line where it is
+-- written). A bad --set is named "--set KEY=VALUE: ...".
 --
 -- The spec's keys (paths are relative to the spec's folder):
 --   recipe       the recipe file (required)
@@ -41,6 +43,7 @@ local settings = require "luagent.eval.settings"
 local config = require "luagent.config"
 local model = require "luagent.model"
 local checks = require "luagent.checks"
+local options = require "luagent.options"
 
 local spec = {}
 
@@ -88,6 +91,67 @@ end
 local function is_file_or_folder(value, path)
   local st = fs.stat(path)
   return st ~= nil and (st.type == "file" or (st.type == "directory" and not value:match("^%.%.?/*$")))
+end
+
+-- ---- the model settings, as a run sees them ----
+
+-- A recipe gives its model section to luagent.model.from_or_scripted, which
+-- refuses a key lua/meta does not declare (luagent.ModelConfig, and
+-- luagent.RetryOptions under retry) in every run: the same check, made once
+-- before any run starts.
+
+-- The first key (sorted) the class does not declare, its did-you-mean and the declared keys | nil.
+local function first_unknown(keys, class)
+  local known, set = options.fields(class)
+  if #known == 0 then return nil end -- (a build without the meta files: nothing to check against)
+  local bad
+  for k in pairs(keys) do
+    if type(k) == "string" and not set[k] and (bad == nil or k < bad) then bad = k end
+  end
+  if bad then return bad, settings.suggest(bad, known), table.concat(known, ", ") end
+end
+
+-- The keys of m (and `also`'s: keys written with no value) -> the first
+-- unknown one's path ("temprature", "retry.attempt") and the message | nil.
+local function model_typo(m, also)
+  if not is_map(m) then return nil end
+  local keys = {}
+  for k in pairs(m) do keys[k] = true end
+  for k in pairs(also or {}) do keys[k] = true end
+  local bad, hint, known = first_unknown(keys, "luagent.ModelConfig")
+  if bad then
+    return bad, ("not a setting of the model%s; the model settings are: %s; a field of the provider's request that "
+      .. "is not an option here goes in model.extra"):format(hint, known)
+  end
+  if is_map(m.retry) then
+    bad, hint, known = first_unknown(m.retry, "luagent.RetryOptions")
+    if bad then
+      return "retry." .. bad, ("not a setting of the retry policy%s; the retry settings are: %s"):format(hint, known)
+    end
+  end
+end
+
+local function split(key)
+  local parts = {}
+  for part in key:gmatch("[^.]+") do parts[#parts + 1] = part end
+  return parts
+end
+
+-- The line where parts[i..] is written in map (a dotted key may stand for
+-- several parts), or nil.
+local function line_of(pos, map, parts, i)
+  i = i or 1
+  for k, p in pairs(pos[map] or {}) do
+    local own = type(k) == "string" and split(k) or {}
+    local same = #own > 0
+    for n, part in ipairs(own) do same = same and parts[i + n - 1] == part end
+    if same then
+      local next_i = i + #own
+      if next_i > #parts then return p.line end
+      local line = is_map(map[k]) and line_of(pos, map[k], parts, next_i)
+      if line then return line end
+    end
+  end
 end
 
 -- ---- the reader: one spec file, its positions, the recipe's defaults ----
@@ -148,6 +212,34 @@ function Reader:settings(map, line, key)
   return settings.check(map, self.pos, self.defaults, line, function(at, path, message)
     self:fail(at, key .. "." .. path, message)
   end)
+end
+
+-- The recipe's model section, then each variant's model settings over it,
+-- then --set's: the first setting that is not the model's is the spec's error.
+function Reader:model_settings(variants, sets, raw_sets)
+  local d = self.defaults
+  local base = is_map(d.value.model) and d.value.model or {}
+  local path, message = model_typo(base, d.positions[base])
+  if path then
+    fail(d.file, line_of(d.positions, d.value, split("model." .. path)), "model." .. path, message)
+  end
+  for _, v in ipairs(variants) do
+    path, message = model_typo(config.merge(copy(base), copy(v.settings.model)))
+    if path then
+      local raw = self.root.variants[v.name]
+      self:fail(line_of(self.pos, raw, split("model." .. path)) or v.line, ("variants.%s.model.%s"):format(v.name, path),
+        message)
+    end
+  end
+  path, message = model_typo(config.merge(copy(base), copy(sets.model)))
+  if path then
+    local where = "--set"
+    for _, kv in ipairs(raw_sets or {}) do
+      local key = kv:match("^([^=]+)=") or kv
+      if ("model." .. path .. "."):sub(1, #key + 1) == key .. "." then where = "--set " .. kv end
+    end
+    fail(where, nil, "model." .. path, message)
+  end
 end
 
 -- ---- the parts of a spec ----
@@ -404,6 +496,7 @@ function spec.load(path, opts)
     s.variants = r:variants()
     s.inputs = r:inputs()
     s.sets = command_line_settings(opts.sets, r.defaults)
+    r:model_settings(s.variants, s.sets, opts.sets)
     s.grader = r:grader(s.sets)
     if not s.check and s.grader.rubric then s.check = checks.graded end
     return s
