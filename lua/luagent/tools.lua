@@ -18,8 +18,10 @@ local options = require "luagent.options"
 local message_content = require "luagent.model.content"
 local sched = require "luagent.sched"
 local sys = require "luagent.sys"
+local common = require "luagent.tools.common"
 
 local tools = {}
+local fail, checked, schema = common.fail, common.checked, common.schema
 
 -- "took 1.23 s": replays match requests with any value here (luagent.trace),
 -- since how long a command takes differs from run to run.
@@ -80,17 +82,6 @@ function tools.live_output(box, tool)
   return on_output, function() emit("stdout"); emit("stderr") end
 end
 
-local function schema(properties, required)
-  return {type = "object", properties = properties, required = required}
-end
-
--- A sandbox call's result, or its error raised for the agent (a cancellation
--- keeps its kind, so the agent lets it through).
-local function check_result(r, err)
-  if not r then error(errors.from(err), 0) end
-  return r
-end
-
 function tools.run_python(box, opts)
   opts = opts or {}
   return {
@@ -104,7 +95,7 @@ function tools.run_python(box, opts)
       local on_output, flush = tools.live_output(box, "run_python")
       local r, err = box:python(args.code, {timeout = opts.timeout, on_output = on_output})
       flush()
-      r = check_result(r, err)
+      r = checked(r, err)
       return tools.format_exec(r, {timeout = opts.timeout or box.timeout, memory = box.memory})
     end,
   }
@@ -121,7 +112,7 @@ function tools.run_shell(box, opts)
       local on_output, flush = tools.live_output(box, "run_shell")
       local r, err = box:exec(args.command, {timeout = opts.timeout, on_output = on_output})
       flush()
-      r = check_result(r, err)
+      r = checked(r, err)
       return tools.format_exec(r, {timeout = opts.timeout or box.timeout, memory = box.memory})
     end,
   }
@@ -140,11 +131,11 @@ function tools.read_file(box)
     handler = function(args)
       local content
       if type(args.path) == "string" and args.path:match("^/skills/") and not args.path:find("/%.%.?/") then
-        local r = check_result(box:exec({"cat", "--", args.path})) -- a skill's file (luagent.skills): outside the workspace
-        if r.exit_code ~= 0 then error(errors.new("tool", r.stderr), 0) end
+        local r = checked(box:exec({"cat", "--", args.path})) -- a skill's file (luagent.skills): outside the workspace
+        if r.exit_code ~= 0 then fail(r.stderr) end
         content = r.stdout
       else
-        content = check_result(box:get(args.path, {max_bytes = 64 * 1024 * 1024}))
+        content = checked(box:get(args.path, {max_bytes = 64 * 1024 * 1024}))
       end
       if content:find("\0", 1, true) then
         return ("%s is a binary file of %d bytes; inspect it with run_python"):format(args.path, #content)
@@ -171,7 +162,7 @@ function tools.write_file(box)
                          content = {type = "string", description = "The whole content."}}, {"path", "content"}),
     box = box,
     handler = function(args)
-      check_result(box:put(args.path, args.content))
+      checked(box:put(args.path, args.content))
       return ("wrote %s (%d bytes)"):format(args.path, #args.content)
     end,
   }
@@ -186,10 +177,10 @@ function tools.list_files(box)
     box = box,
     handler = function(args)
       local depth = math.tointeger(args.depth) or 3
-      local r = check_result(box:exec({"find", args.path or ".", "-mindepth", "1", "-maxdepth", tostring(depth),
+      local r = checked(box:exec({"find", args.path or ".", "-mindepth", "1", "-maxdepth", tostring(depth),
         "-not", "-path", "*/.luagent*", "-printf", "%y %8s  %P\n"}))
       if r.exit_code ~= 0 then
-        error(errors.new("tool", r.stderr ~= "" and r.stderr or "cannot list " .. (args.path or ".")), 0)
+        fail(r.stderr ~= "" and r.stderr or "cannot list " .. (args.path or "."))
       end
       return r.stdout ~= "" and r.stdout or "(empty)"
     end,
@@ -208,12 +199,12 @@ function tools.view_image(box)
     parameters = schema({path = {type = "string", description = "Path relative to /workspace."}}, {"path"}),
     box = box,
     handler = function(args)
-      local data = check_result(box:get(args.path, {max_bytes = 8 * 1024 * 1024}))
+      local data = checked(box:get(args.path, {max_bytes = 8 * 1024 * 1024}))
       local media_type
       for _, t in ipairs(IMAGE_TYPES) do
         if data:sub(1, #t[1]) == t[1] then media_type = t[2] break end
       end
-      if not media_type then error(errors.new("tool", args.path .. " is not a PNG, JPEG, GIF or WebP image"), 0) end
+      if not media_type then fail(args.path .. " is not a PNG, JPEG, GIF or WebP image") end
       return {text = ("%s (%s, %d bytes)"):format(args.path, media_type, #data),
               images = {message_content.image(sys.base64(data), media_type)}}
     end,

@@ -15,6 +15,31 @@ local box <close> = assert(sandbox.open{timeout = 60})
 
 local function file(path) return assert(box:get(path)) end
 
+-- ---- what the tools share ----
+
+local ROOT = (luagent.recipe or ""):match("^(.*)tests/lua/[^/]*$") or ""
+local function source(module) return assert(luagent.fs.read(ROOT .. "lua/" .. module:gsub("%.", "/") .. ".lua")) end
+
+t.test("the sandbox tools share one leaf module of helpers (luagent.tools.common), not a copy each", function()
+  local common = require "luagent.tools.common"
+  t.same(common.schema({path = {type = "string"}}, {"path"}),
+         {type = "object", properties = {path = {type = "string"}}, required = {"path"}})
+  local ok, err = pcall(common.fail, "no such file")
+  t.eq(ok, false); t.eq(err.kind, "tool"); t.eq(err.message, "no such file")
+  t.eq(common.checked("text"), "text")
+  ok, err = pcall(common.checked, nil, luagent.errors.new("cancelled", "stopped"))
+  t.eq(ok, false); t.eq(err.kind, "cancelled", "a cancellation keeps its kind")
+  t.eq(source("luagent.tools.common"):find("require%s*%(?%s*[\"']luagent%.tools"), nil,
+       "a leaf: luagent.tools requires the tools modules, so common requires none of them")
+  for _, module in ipairs({"luagent.tools", "luagent.tools.editing", "luagent.tools.shells", "luagent.tools.unified_exec"}) do
+    local text = source(module)
+    t.ok(text:find('require "luagent.tools.common"', 1, true), module .. " uses luagent.tools.common")
+    for _, name in ipairs({"fail", "tool_error", "checked", "check_result", "schema"}) do
+      t.eq(text:find("local function " .. name .. "%("), nil, module .. " has its own " .. name)
+    end
+  end
+end)
+
 -- ---- the V4A format ----
 
 t.test("V4A: add, update (context, an @@ line to find first, spaces forgiven), move and delete are read", function()

@@ -22,20 +22,14 @@
 local errors = require "luagent.errors"
 local manifest = require "luagent.manifest"
 local patch = require "luagent.tools.patch"
+local common = require "luagent.tools.common"
 
 local editing = {}
 
 local WORKSPACE = "/workspace"
 local VIEW_LIMIT = 16000 -- characters of a view, unless the tool says max_characters
 
-local function fail(text)
-  error(errors.new("tool", text), 0)
-end
-
-local function checked(r, err)
-  if r == nil then error(errors.from(err), 0) end
-  return r
-end
+local fail, checked, schema = common.fail, common.checked, common.schema
 
 local function path_of(path)
   if type(path) ~= "string" or path == "" then fail("path must be a file's path in the workspace") end
@@ -47,10 +41,6 @@ end
 local function exists(box, name)
   local r = checked(box:exec({"test", "-e", name}))
   return r.exit_code == 0
-end
-
-local function schema(properties, required)
-  return {type = "object", properties = properties, required = required}
 end
 
 -- ---- apply_patch ----

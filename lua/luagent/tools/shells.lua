@@ -11,14 +11,13 @@
 local errors = require "luagent.errors"
 local sys = require "luagent.sys"
 local sched = require "luagent.sched"
+local common = require "luagent.tools.common"
 
 local shells = {}
 
 local DEFAULT_TIMEOUT = 120 -- seconds a bash command may run
 
-local function fail(text)
-  error(errors.new("tool", text), 0)
-end
+local fail, checked, schema = common.fail, common.checked, common.schema
 
 local function cut(text, limit)
   if not limit or #text <= limit then return text end
@@ -33,10 +32,10 @@ function shells.shell(box, opts)
   return {
     name = "shell",
     description = "Run shell commands in the sandbox, in /workspace, one after another.",
-    parameters = {type = "object", required = {"commands"}, properties = {
+    parameters = schema({
       commands = {type = "array", items = {type = "string"}, description = "The command lines, run in order."},
       timeout_ms = {type = "integer", description = "Milliseconds each may run."},
-      max_output_length = {type = "integer", description = "Bytes of output kept per command."}}},
+      max_output_length = {type = "integer", description = "Bytes of output kept per command."}}, {"commands"}),
     native = {openai_responses = {type = "shell"}},
     only = {openai_responses = true},
     box = box,
@@ -46,8 +45,7 @@ function shells.shell(box, opts)
       local limit = math.tointeger(args.max_output_length)
       local output, text = {}, {}
       for i, command in ipairs(args.commands) do
-        local r, err = box:exec(tostring(command), {timeout = timeout})
-        if not r then error(errors.from(err), 0) end
+        local r = checked(box:exec(tostring(command), {timeout = timeout}))
         local outcome = r.timed_out and {type = "timeout"} or {type = "exit", exit_code = r.exit_code}
         output[i] = {stdout = cut(r.stdout, limit), stderr = cut(r.stderr, limit), outcome = outcome}
         text[i] = ("$ %s\n%s%s(%s)"):format(command, output[i].stdout, output[i].stderr,
@@ -65,8 +63,7 @@ end
 local sessions = setmetatable({}, {__mode = "k"})
 
 local function start_bash(box)
-  local proc, err = box:spawn({"bash", "--noprofile", "--norc"}, {stdin = true})
-  if not proc then error(errors.from(err), 0) end
+  local proc = checked(box:spawn({"bash", "--noprofile", "--norc"}, {stdin = true}))
   sessions[box] = proc
   return proc
 end
@@ -111,9 +108,9 @@ function shells.bash(box, opts)
   return {
     name = "bash",
     description = "Run a command in a bash shell in the sandbox; the shell keeps its state between calls.",
-    parameters = {type = "object", properties = {
+    parameters = schema({
       command = {type = "string", description = "The command to run."},
-      restart = {type = "boolean", description = "Start a new shell."}}},
+      restart = {type = "boolean", description = "Start a new shell."}}),
     native = {anthropic = {type = "bash_20250124", name = "bash"}},
     only = {anthropic = true},
     box = box,

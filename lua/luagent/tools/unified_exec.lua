@@ -15,6 +15,7 @@
 -- what came back.
 local errors = require "luagent.errors"
 local sched = require "luagent.sched"
+local common = require "luagent.tools.common"
 
 local unified = {}
 
@@ -36,9 +37,7 @@ local function sessions_of(box)
   return s
 end
 
-local function tool_error(text)
-  error(errors.new("tool", text), 0)
-end
+local fail, checked, schema = common.fail, common.checked, common.schema
 
 local function clamp_yield(ms, default)
   ms = math.tointeger(ms) or (type(ms) == "number" and math.floor(ms)) or default
@@ -115,10 +114,6 @@ local function make_room(box, max)
   return oldest.id
 end
 
-local function schema(properties, required)
-  return {type = "object", properties = properties, required = required}
-end
-
 local function exec_command(box, opts)
   local max = opts.max_sessions
   return {
@@ -135,12 +130,11 @@ local function exec_command(box, opts)
     }, {"cmd"}),
     box = box,
     handler = function(args)
-      if type(args.cmd) ~= "string" or args.cmd == "" then tool_error("cmd must be a command line (a string)") end
+      if type(args.cmd) ~= "string" or args.cmd == "" then fail("cmd must be a command line (a string)") end
       local evicted = make_room(box, max)
       local started = sched.now()
-      local proc, err = box:spawn(args.cmd, {tty = args.tty == true, stdin = args.tty ~= true or nil,
-                                             cwd = args.workdir, timeout = opts.timeout})
-      if not proc then error(errors.from(err), 0) end
+      local proc = checked(box:spawn(args.cmd, {tty = args.tty == true, stdin = args.tty ~= true or nil,
+                                                cwd = args.workdir, timeout = opts.timeout}))
       local s = sessions_of(box)
       local session = {id = s.next_id, proc = proc, used = started, tty = args.tty == true}
       s.next_id = s.next_id + 1
@@ -168,13 +162,13 @@ local function write_stdin(box)
       local id = math.tointeger(args.session_id)
       local session = id and sessions_of(box).list[id]
       if not session then
-        tool_error(("there is no session %s running: it ended (its output was returned then) or never was"):format(
+        fail(("there is no session %s running: it ended (its output was returned then) or never was"):format(
           tostring(args.session_id)))
       end
       local started = sched.now()
       session.used = started
       local chars = args.chars or ""
-      if type(chars) ~= "string" then tool_error("chars must be a string") end
+      if type(chars) ~= "string" then fail("chars must be a string") end
       local ok, err = true, nil
       if chars == "\3" and not session.tty then -- no terminal to turn Ctrl-C into SIGINT: sent as the signal
         ok, err = session.proc:signal("INT")
