@@ -6,10 +6,12 @@
  * Exit status: 0 ok, 1 the recipe failed, 2 bad usage, 128+N stopped by
  * signal N (130 also when tasks did not stop after Ctrl-C). */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host.h"
@@ -262,7 +264,117 @@ static int run_watched(const char *recipe, int argc, char **argv) {
   return rc;
 }
 
+/* ---- run --resume RUN ----
+ * The run's folder keeps its command line (resume.argv, NUL-separated: the
+ * folder it ran in, the recipe, its options, "--" and its arguments, written
+ * by lua/luagent/journal.lua). A resume runs that again from that folder, with
+ * this command's options after the saved ones (a later --set wins), and
+ * LUAGENT_RESUME naming the run's folder: the library answers the recipe
+ * from the run's journal up to where it stopped. */
+
+/* The index of --resume / --resume=RUN among the options (before "--"), or -1. */
+static int resume_option(int argc, char **argv, const char **run, int *width) {
+  for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    if (strcmp(argv[i], "--resume") == 0) {
+      *run = i + 1 < argc ? argv[i + 1] : NULL;
+      *width = 2;
+      return i;
+    }
+    if (strncmp(argv[i], "--resume=", 9) == 0) {
+      *run = argv[i] + 9;
+      *width = 1;
+      return i;
+    }
+  }
+  return -1;
+}
+
+/* The run's folder: RUN itself when it is one, else RUN under the runs
+ * folder ($LUAGENT_RUNS_DIR or runs); resolved into out. */
+static int resume_dir(const char *run, char *out) {
+  struct stat st;
+  if (stat(run, &st) == 0 && S_ISDIR(st.st_mode) && realpath(run, out)) return 0;
+  const char *root = getenv("LUAGENT_RUNS_DIR");
+  char path[PATH_MAX + 256];
+  snprintf(path, sizeof path, "%s/%s", root && *root ? root : "runs", run);
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && realpath(path, out)) return 0;
+  fprintf(stderr, "luagent: no run '%s' to resume (neither a folder nor %s)\n", run, path);
+  return 2;
+}
+
+/* dir/resume.argv read into *data (NUL-separated fields); their count, or -1. */
+static int read_resume_argv(const char *dir, char **data) {
+  char path[PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/resume.argv", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  size_t n;
+  while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+    len += n;
+    if (len == cap) buf = realloc(buf, cap *= 2);
+  }
+  fclose(f);
+  if (!buf || len == 0 || buf[len - 1] != '\0') {
+    free(buf);
+    return -1;
+  }
+  int count = 0;
+  for (size_t i = 0; i < len; i++) count += buf[i] == '\0';
+  *data = buf;
+  return count;
+}
+
+static int cmd_run(int argc, char **argv);
+
+static int run_resumed(int argc, char **argv, const char *run, int at, int width) {
+  if (!run || !*run) return usage_error("%s", "--resume needs a run: its folder (runs/<id>) or its id");
+  for (int i = 0; i < argc; i++)
+    if (strcmp(argv[i], "--") == 0) return usage_error("%s", "--resume runs the recipe with the arguments it had: no '--'");
+  char dir[PATH_MAX];
+  if (resume_dir(run, dir)) return 2;
+  char *data = NULL;
+  int fields = read_resume_argv(dir, &data);
+  if (fields < 2) {
+    fprintf(stderr, "luagent: the run %s cannot be resumed: it has no journal's command line (resume.argv); "
+            "it made no model call, or it is not a run folder\n", dir);
+    return 2;
+  }
+  char **saved = calloc((size_t)fields, sizeof(char *));
+  char *p = data;
+  for (int i = 0; i < fields; i++, p += strlen(p) + 1) saved[i] = p;
+  /* the saved options, then this command's (a later --set wins), then the saved "--" and arguments */
+  char **args = calloc((size_t)(fields + argc + 1), sizeof(char *));
+  int n = 0, rest = fields;
+  for (int i = 1; i < fields; i++) {
+    if (strcmp(saved[i], "--") == 0) {
+      rest = i;
+      break;
+    }
+    args[n++] = saved[i];
+  }
+  for (int i = 0; i < argc; i++)
+    if (i < at || i >= at + width) args[n++] = argv[i];
+  for (int i = rest; i < fields; i++) args[n++] = saved[i];
+  int rc;
+  if (chdir(saved[0]) != 0) {
+    fprintf(stderr, "luagent: cannot resume in %s, the folder the run ran in: %s\n", saved[0], strerror(errno));
+    rc = 2;
+  } else {
+    setenv("LUAGENT_RESUME", dir, 1);
+    rc = cmd_run(n, args);
+  }
+  free(args);
+  free(saved);
+  free(data);
+  return rc;
+}
+
 static int cmd_run(int argc, char **argv) {
+  const char *resume = NULL;
+  int width = 0, at = getenv("LUAGENT_RESUME") ? -1 : resume_option(argc, argv, &resume, &width);
+  if (at >= 0) return run_resumed(argc, argv, resume, at, width);
   cli c;
   memset(&c, 0, sizeof c);
   int rc = parse_run(&c, argc, argv);

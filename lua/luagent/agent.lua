@@ -23,6 +23,8 @@ local tools_mod = require "luagent.tools"
 local structured = require "luagent.model.structured"
 local approval = require "luagent.approval"
 local compaction = require "luagent.compaction"
+local journal = require "luagent.journal"
+local context = require "luagent.context"
 
 local agent = {}
 
@@ -118,6 +120,9 @@ local function new_run(a, task, opts)
   if task then run.messages[#run.messages + 1] = {role = "user", content = task} end
   run.tools = {table.unpack(a.tools)}
   if a.max_tool_output then run.tools[#run.tools + 1] = run:read_output_tool() end
+  -- what the run's model calls answered and its tools returned, for `luagent run --resume`
+  run.journal = journal.of(context.current())
+  run.jkey = run.journal and run.journal:agent(a.name)
   run.by_name = {}
   for _, tool in ipairs(run.tools) do
     run.by_name[tool.name] = tool
@@ -299,6 +304,10 @@ end
 
 -- Runs a turn's tool calls, at once when there are several; results in call order.
 function AgentRun:call_tools(calls, turn)
+  return journal.call_tools(self, calls, turn, function() return self:run_tool_calls(calls, turn) end)
+end
+
+function AgentRun:run_tool_calls(calls, turn)
   local decisions = self:approve_calls(calls, turn)
   if #calls == 1 then return {self:call_tool(calls[1], turn, decisions[1])} end
   local tasks = {}
@@ -427,14 +436,14 @@ function AgentRun:model_turn(turn)
     defs[i] = {name = tool.name, description = tool.description, parameters = tool.parameters, only = tool.only,
                 native = tool.native}
   end
-  local result, err = a.model:complete{
+  local result, err = journal.complete(self, {
     messages = self.messages, tools = defs, tool_choice = self:tool_choice(#defs),
     temperature = a.temperature, max_tokens = a.max_tokens, stream = a.stream, on_delta = a.on_delta,
     retry = a.retry, turn = turn, agent = a.name, output = a.output,
     -- prompt caching: a provider that takes breakpoints (Anthropic) gets them on the
     -- tools, the instructions and the newest turn; prompt_cache = false: none
     cache_breakpoints = a.prompt_cache ~= false,
-  }
+  }, turn)
   if not result then return nil, err end
   -- what the prompt will be next turn, as the provider counted it (luagent.compaction)
   self.last_prompt_tokens = (result.usage.input_tokens or 0) + (result.usage.output_tokens or 0)

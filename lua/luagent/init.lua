@@ -61,7 +61,16 @@ local function usage_check(fn, ...)
 end
 
 local settings = #info.settings > 0 and usage_check(require("luagent.config").parse_settings, info.settings) or {}
-local default = run._set_default{recipe = info.script, args = info.args, settings = settings}
+local default = run._set_default{recipe = info.script, args = info.args, settings = settings,
+                                  raw_settings = info.settings}
+
+-- `luagent run --resume RUN` runs the recipe again as that run (its folder,
+-- its id), answered from its journal up to where it stopped (luagent.journal).
+local resume_dir = os.getenv("LUAGENT_RESUME")
+if resume_dir and info.script then
+  default.folder, default.id = resume_dir, resume_dir:match("([^/]+)/*$")
+  usage_check(require("luagent.journal").resume, default, resume_dir)
+end
 
 -- Loads a YAML file (relative to the recipe's folder) with the run's
 -- settings (--set) on top. A missing or broken file stops the recipe with the

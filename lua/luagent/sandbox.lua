@@ -575,6 +575,18 @@ function Box:snapshot(host_tar)
   return self._session:snapshot(host_tar)
 end
 
+-- box:restore(host_tar) -> true | nil, err   a tar made by box:snapshot staged into
+-- the workspace (as sandbox.open{restore = ...} does), over what is there
+function Box:restore(host_tar)
+  if type(host_tar) ~= "string" then error("box:restore(host_tar): host_tar must be a string", 2) end
+  local err = closed(self)
+  if err then return nil, err end
+  if not fs.exists(host_tar) then
+    return errors.fail("not_found", "box:restore: no such file " .. host_tar, {path = host_tar})
+  end
+  return self._session:_restore(host_tar)
+end
+
 -- box:fork(n [, opts]) -> {box, ...} | nil, err   n sessions of this spec, each with a
 -- copy of its /workspace and /tmp (luagent.sandbox.fork; opts: sandbox.open's, on top)
 function Box:fork(n, opts)

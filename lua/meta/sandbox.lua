@@ -444,6 +444,13 @@ function Box:extract(path, host_dir, opts) end
 ---@return luagent.Error? err
 function Box:snapshot(host_tar) end
 
+---Stages a tar made by box:snapshot into the workspace, over what is there (as
+---sandbox.open{restore = tar} does at the start): what a resumed run's box gets back.
+---@param host_tar string
+---@return true? ok
+---@return luagent.Error? err
+function Box:restore(host_tar) end
+
 ---n new sessions of this box's spec, each starting with a copy of its /workspace and /tmp (the
 ---sandbox user's HOME: pip --user, caches): opened like sandbox.open with the options this box
 ---was opened with (not its manifest, restore or save) and opts on top, all at once, from a warm

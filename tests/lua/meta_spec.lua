@@ -77,6 +77,7 @@ local INTERNAL = {
   Splitter = "the line splitter for chunked streams (lua/luagent/lines.lua)",
   Guard = "the guard of a handle being built, born closed (lua/luagent/handle.lua)",
   Egress = "a box's egress: the host's proxy over its relay (lua/luagent/sandbox/egress.lua; box:network())",
+  Journal = "a run's journal for luagent run --resume (lua/luagent/journal.lua)",
   Rules = "a box's compiled network rules (lua/luagent/sandbox/network_rules.lua; luagent.NetworkRules)",
 }
 
