@@ -408,9 +408,25 @@ static void push_failure_message(lua_State *L, int handle) {
   }
 }
 
-static const char *ending(host *h, int message) {
+/* Did the main task fail with an error value of this kind? */
+static int failed_with(lua_State *L, int handle, const char *kind) {
+  if (!task_failure(L, handle)) return 0;
+  int same = 0;
+  if (lua_istable(L, -2)) {
+    lua_getfield(L, -2, "kind");
+    same = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), kind) == 0;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return same;
+}
+
+/* How the run ended, for its run_end: "waiting" when it stopped for a
+ * person's approval (approve = "defer": an error value of kind waiting). */
+static const char *ending(host *h, int message, int handle) {
   if (sched_interrupted(h->sched)) return "interrupted";
-  return lua_isnil(h->L, message) ? "ok" : "failed";
+  if (lua_isnil(h->L, message)) return "ok";
+  return failed_with(h->L, handle, "waiting") ? "waiting" : "failed";
 }
 
 /* The status a CLI module's main returned, if it returned an integer. */
@@ -447,11 +463,12 @@ static int run_main_task(host *h, int nargs) {
     }
   }
   int hooks_failed = 0;
-  if (run_exit_hooks(h, ending(h, message), message, &hooks_failed) == SCHED_GAVE_UP) return gave_up_status(h);
+  if (run_exit_hooks(h, ending(h, message, handle), message, &hooks_failed) == SCHED_GAVE_UP) return gave_up_status(h);
   lua_pop(L, 1);
   int unobserved = sched_report_unobserved(h->sched);
   int status = exit_status(h, failed || unobserved || hooks_failed);
   if (usage && status == 1) status = 2;
+  if (failed && status == 1 && failed_with(L, handle, "waiting")) status = 3; /* waits for a person */
   if (!failed && !hooks_failed && !sched_interrupted(h->sched)) status = returned_status(L, handle, status);
   lua_pop(L, 1);
   return status;

@@ -4,6 +4,9 @@
 --       true: run it; false, "reason": do not (the model reads the reason as the
 --       tool's result); a table: run it with these arguments instead
 --   agent.new{approve = "ask", ...}     a person answers on the terminal (/dev/tty)
+--   agent.new{approve = "defer", ...}   the run stops, waiting: a person answers later with
+--       `luagent approve RUN [--deny CALL --why TEXT]` and `luagent run --resume RUN` goes on
+--       (luagent.approval_deferred)
 --   a tool's needs_approval = true | false | function(args, ctx) -> bool
 --
 -- Which calls ask: a tool's needs_approval decides for its calls (a function
@@ -44,8 +47,9 @@ local NO_TERMINAL = "approval needed but no terminal: rerun with --yes or in a t
 
 function approval.check(spec, tools)
   local a = spec.approve
-  if a ~= nil and a ~= "ask" and type(a) ~= "function" then
-    error("agent.new: approve must be a function(call, ctx) or \"ask\", got " .. tostring(a), 3)
+  if a ~= nil and a ~= "ask" and a ~= "defer" and type(a) ~= "function" then
+    error(errors.new("config", "agent.new: approve must be a function(call, ctx), \"ask\" or \"defer\", got "
+      .. tostring(a)), 3)
   end
   for i, tool in ipairs(tools) do
     local n = tool.needs_approval
@@ -315,7 +319,9 @@ function approval.decide(run, call, tool, turn)
     if entry then d = from_entry(entry, call) end
   end
   local approve = run.agent.approve or "ask"
-  if not d and approve == "ask" then
+  if not d and approve == "defer" then
+    d = require("luagent.approval_deferred").decide(run, call, turn, approved, refused)
+  elseif not d and approve == "ask" then
     d = ask(run, call, turn)
   elseif not d then
     local results = table.pack(pcall(approve, {id = call.id, name = call.name, arguments = copy(call.arguments)}, ctx))

@@ -66,6 +66,8 @@ errors.KINDS = {
     .. "sandbox could not be read at the end); it says what was saved and when"},
   usage = {retry = false, about = "the command line asks for what the recipe cannot take (a --set of the wrong "
     .. "shape): luagent says so and exits 2"},
+  waiting = {retry = false, about = "the run stopped to wait for a person (approve = \"defer\"): luagent approve RUN, "
+    .. "then luagent run --resume RUN; exit 3"},
   denied = {retry = false, about = "a sandbox's network rules refused a connection (the reason names the rule)"},
   closed = {retry = false, about = "the sandbox session or handle was already closed"},
   build = {retry = false, about = "building the sandbox image failed"},

@@ -318,7 +318,7 @@ function Trace:finish(status, message)
   status = status or "ok"
   if self.failure and status == "ok" then status, message = "failed", self.failure.message end
   self.run:emit({type = "run_end", run_id = self.run_id, status = status, error = message,
-                 duration = sched.now() - self.t0, trace = self.path,
+                 duration = sched.now() - self.t0, trace = self.path, waiting = rawget(self.run, "waiting"),
                  trace_error = self.failure and ("cut after line " .. self.lines) or nil})
   self.closed = true
   local ok, why = self.file:close()

@@ -50,6 +50,7 @@
 ---| "denied"             # a sandbox's network rules refused a connection
 ---| "incomplete"         # the run finished, but its outputs are not all known to be on the host: exit 1
 ---| "usage"              # the command line asks for what the recipe cannot take (--set of the wrong shape): exit 2
+---| "waiting"            # the run stopped to wait for a person (approve = "defer"): luagent approve RUN; exit 3
 ---| "closed"             # the sandbox session or handle was already closed
 ---| "build"              # building the sandbox image failed
 ---| "cancelled"          # the run is stopping (Ctrl-C, SIGTERM) or the task was cancelled
