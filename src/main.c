@@ -435,6 +435,7 @@ static const command COMMANDS[] = {
     {"doctor", NULL, "luagent.cli.doctor"}, {"trace", NULL, "luagent.cli.trace"},
     {"meta", NULL, "luagent.cli.meta"},    {"cache", NULL, "luagent.cli.cache"},
     {"eval", NULL, "luagent.cli.eval"},    {"new", NULL, "luagent.cli.new"},
+    {"runs", NULL, "luagent.cli.runs"},
     {"approve", NULL, "luagent.cli.approve"},
 };
 

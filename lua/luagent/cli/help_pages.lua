@@ -43,7 +43,7 @@ end
 
 pages.INTRO = prose("intro")
 
-pages.ORDER = {"run", "new", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
+pages.ORDER = {"run", "new", "runs", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
 pages.GUIDES = {"start", "recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "network", "pool",
                 "fork", "engines", "kubernetes", "outputs", "traces", "checks", "faults", "errors"}
 
@@ -124,6 +124,28 @@ T.new = {
     {"0", "the files were written"},
     {"1", "a file could not be written"},
     {"2", "bad usage: a NAME that is not a module name, an unknown template or option, a file already there"},
+  },
+}
+
+T.runs = {
+  about = "list the runs, newest first: status, start, recipe, turns, cost; how to resume",
+  synopsis = {"luagent runs [DIR] [--json]"},
+  usage = [[
+  runs [DIR] [--json]                               the runs, newest first: ok, failed, running, resumable,
+                                                    waiting...; the command that resumes each that can]],
+  text = prose("runs"),
+  options = {
+    {"DIR", "the runs folder to list (default: $LUAGENT_RUNS_DIR, else ./runs)"},
+    {"--json", "one JSON object per run per line: id, dir, status, resumable, started (seconds since the epoch), "
+      .. "recipe, turns, cost, error, waiting, resume (the command)"},
+  },
+  examples = {
+    {"luagent runs", "what ran here, and what can go on"},
+    {"luagent runs --json | jq -r 'select(.resumable) | .resume'", "the commands that resume"},
+  },
+  exit = {
+    {"0", "listed (also: no runs, or no runs folder; it says so)"},
+    {"2", "bad usage: an unknown option, two folders, a DIR that is a file"},
   },
 }
 
