@@ -3,11 +3,15 @@
 -- budget — in a new process, without repeating a model call or a command.
 --
 -- runs/<id>/journal.jsonl holds, one JSON line each, appended and flushed as
--- the run goes: what each agent's model calls answered ({k = "model"}), what
--- each turn's tool calls returned ({k = "tools"}), and the workspace
--- checkpoints taken at the end of a turn that may have changed files ({k =
--- "checkpoint"}: runs/<id>/checkpoint.tar, box:snapshot). An agent is named by
--- its name and how many agents of that name the run started before it.
+-- the run goes: what each agent's model calls answered ({k = "model"}) and
+-- what each turn's tool calls returned ({k = "tools"}), with, for a turn that
+-- called a tool that may write, the workspace checkpoint taken after it
+-- (checkpoint = "checkpoint-N.tar" in the run folder, box:snapshot; the one
+-- before it is removed once the line is written). The turn's line is written
+-- only once its checkpoint is whole, so a resume never skips commands whose
+-- effect its workspace lacks: a run killed in between runs that turn's tools
+-- again, on the workspace from before them. An agent is named by its name and
+-- how many agents of that name the run started before it.
 -- runs/<id>/resume.argv: the command line (its folder, the recipe, --set,
 -- the recipe's arguments) the resume runs again; runs/<id>/journal.lock: the
 -- process that writes the journal (pid and start time).
@@ -20,12 +24,12 @@
 -- told that the Python session started afresh. A journal cut short by a crash
 -- mid-write is read up to its last whole line.
 --
---   journal.of(run) -> J | nil     the run's journal (nil for a run with no recipe)
+--   journal.of(run) -> J | nil     the run's journal (nil for a run with no recipe, or LUAGENT_NO_JOURNAL=1)
 --   journal.resume(run, dir)       makes run the resume of the run folder dir; raises a usage error
 --   J:agent(name) -> key           an agent run's key
 --   J:replayed_model(key, turn, request) -> result | nil   (raises when the request differs)
 --   J:replayed_tools(key, turn) -> messages | nil
---   J:model(key, turn, request, result), J:tools(key, turn, messages), J:checkpoint(key, turn, box)
+--   J:model(key, turn, request, result), J:tools(key, turn, messages, box, calls)
 --   J:went_live(key, box, turns) -> note | nil   the checkpoint restored; the note for the model
 --   journal.complete(agent_run, request, turn) -> result | nil, err   a model call through the journal
 --   journal.call_tools(agent_run, calls, turn, run_calls) -> messages   a turn's tools through it
@@ -39,7 +43,7 @@ local journal = {}
 local Journal = {}
 Journal.__index = Journal
 
-local FILE, LOCK, ARGV, CHECKPOINT = "journal.jsonl", "journal.lock", "resume.argv", "checkpoint.tar"
+local FILE, LOCK, ARGV = "journal.jsonl", "journal.lock", "resume.argv"
 -- tools that change no file: a turn of only these takes no checkpoint
 local READ_ONLY = {read_file = true, list_files = true, view_image = true, read_output = true}
 
@@ -79,10 +83,12 @@ local function write_argv(r)
 end
 
 function journal.of(r)
-  if not r.recipe then return nil end
+  -- LUAGENT_NO_JOURNAL=1: no journal (bench/journal measures what it costs)
+  if not r.recipe or os.getenv("LUAGENT_NO_JOURNAL") == "1" then return nil end
   local j = rawget(r, "journal")
   if j then return j end
-  j = setmetatable({run = r, counts = {}, index = {}, live = {}, replaying = false}, Journal)
+  j = setmetatable({run = r, counts = {}, index = {}, live = {}, replaying = false, checkpoints = 0, kept = {}},
+                   Journal)
   r.journal = j
   return j
 end
@@ -119,7 +125,10 @@ function journal.resume(r, dir)
   j.replaying = true
   for _, e in ipairs(read_entries(dir .. "/" .. FILE)) do
     j.index[e.k .. " " .. e.a .. " " .. e.n] = e
-    if e.k == "checkpoint" then j.index["last-checkpoint " .. e.a] = e end
+    if e.checkpoint then
+      j.index["last-checkpoint " .. e.a], j.kept[e.a] = e, e.checkpoint
+      j.checkpoints = math.max(j.checkpoints, tonumber(e.checkpoint:match("(%d+)")) or 0)
+    end
   end
   return j
 end
@@ -210,28 +219,36 @@ function Journal:model(key, turn, request, r)
     output_call = call_of(r.output_call), output_json = r.output_json}})
 end
 
-function Journal:tools(key, turn, messages)
-  self:_add({k = "tools", a = key, n = turn, messages = json.array(messages)})
-end
-
--- At a turn's end: the box's workspace saved when the turn called a tool that may write.
-function Journal:checkpoint(key, turn, box, calls)
-  if not box or not box.snapshot then return end
+-- The workspace saved after a turn that called a tool that may write: the
+-- checkpoint's file name, or nil (none needed, or it failed: said once).
+function Journal:_checkpoint(box, calls)
+  if not box or not box.snapshot then return nil end
   local writes = false
   for _, c in ipairs(calls) do writes = writes or not READ_ONLY[c.name] end
-  if not writes then return end
+  if not writes then return nil end
+  self.checkpoints = self.checkpoints + 1
+  local name = ("checkpoint-%d.tar"):format(self.checkpoints)
   local dir = self.run:dir()
-  local ok, err = box:snapshot(dir .. "/" .. CHECKPOINT .. ".part")
-  if ok then ok, err = os.rename(dir .. "/" .. CHECKPOINT .. ".part", dir .. "/" .. CHECKPOINT) end
-  if not ok then
-    if not self.checkpoint_warned then
-      self.checkpoint_warned = true
-      io.stderr:write("luagent: cannot checkpoint the workspace (", tostring(errors.from(err).message),
-        "): a resume would start from an earlier one\n")
-    end
-    return
+  local ok, err = box:snapshot(dir .. "/" .. name .. ".part")
+  if ok then ok, err = os.rename(dir .. "/" .. name .. ".part", dir .. "/" .. name) end
+  if ok then return name end
+  fs.remove(dir .. "/" .. name .. ".part")
+  if not self.checkpoint_warned then
+    self.checkpoint_warned = true
+    io.stderr:write("luagent: cannot checkpoint the workspace (", tostring(errors.from(err).message),
+      "): a resume would start from an earlier one\n")
   end
-  self:_add({k = "checkpoint", a = key, n = turn, file = CHECKPOINT})
+  return nil
+end
+
+-- A turn's tool results, journaled with the checkpoint taken after them.
+function Journal:tools(key, turn, messages, box, calls)
+  local checkpoint = self:_checkpoint(box, calls or {})
+  self:_add({k = "tools", a = key, n = turn, messages = json.array(messages), checkpoint = checkpoint})
+  if checkpoint then
+    if self.kept[key] then fs.remove(self.run:_folder() .. "/" .. self.kept[key]) end
+    self.kept[key] = checkpoint
+  end
 end
 
 local RESUMED_NOTE = "note: this run was resumed in a new sandbox: the files in the workspace are as they were "
@@ -245,10 +262,10 @@ function Journal:went_live(key, box, turns_replayed)
   self.live[key] = true
   local last = self.index["last-checkpoint " .. key]
   if last and box and box.restore then
-    local ok, err = box:restore(self.run:_folder() .. "/" .. last.file)
+    local ok, err = box:restore(self.run:_folder() .. "/" .. last.checkpoint)
     if not ok then error(errors.wrap(errors.from(err), "resume: the workspace checkpoint could not be restored"), 0) end
   end
-  self.run:emit({type = "run_resumed", agent = key, turns = turns_replayed, checkpoint = last and last.file})
+  self.run:emit({type = "run_resumed", agent = key, turns = turns_replayed, checkpoint = last and last.checkpoint})
   return turns_replayed > 0 and RESUMED_NOTE or nil
 end
 
@@ -288,8 +305,7 @@ function journal.call_tools(ar, calls, turn, run_calls)
   local note = j:went_live(key, ar.agent.workspace, turn)
   local results = run_calls()
   if note then add_note(results, note) end
-  j:tools(key, turn, results)
-  j:checkpoint(key, turn, ar.agent.workspace, calls)
+  j:tools(key, turn, results, ar.agent.workspace, calls)
   return results
 end
 

@@ -37,7 +37,7 @@ check "an uninterrupted run: 5 requests, each command once" sh -c "
 # killed at its 4th request, resumed with the container left as it was
 run=$(start_killed "killed-$$")
 check "the killed run left a journal, its command line and a checkpoint of the workspace" sh -c "
-  [ -s $run/journal.jsonl ] && [ -s $run/resume.argv ] && [ -s $run/checkpoint.tar ] &&
+  [ -s $run/journal.jsonl ] && [ -s $run/resume.argv ] && [ \$(ls $run/checkpoint-*.tar | wc -l) = 1 ] &&
   [ \$(grep -c '\"k\":\"model\"' $run/journal.jsonl) = 3 ] && [ \$(grep -c '\"k\":\"tools\"' $run/journal.jsonl) = 3 ]"
 before=$(fake_requests "killed-$$")
 run_luagent run --resume "$run"
