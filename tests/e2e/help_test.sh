@@ -7,7 +7,7 @@
 # 260 lines) whose every `luagent help X` names a topic that exists.
 . tests/e2e/lib.sh
 
-COMMANDS="run new runs sandbox trace eval cache doctor meta repl version help"
+COMMANDS="run approve new runs sandbox trace eval cache doctor meta repl version help"
 GUIDES="start recipes tools mcp structured approval models sandboxes network pool fork engines kubernetes outputs traces checks faults errors"
 TOPICS="$COMMANDS $GUIDES"
 

@@ -43,7 +43,7 @@ end
 
 pages.INTRO = prose("intro")
 
-pages.ORDER = {"run", "new", "runs", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
+pages.ORDER = {"run", "approve", "new", "runs", "sandbox", "trace", "eval", "cache", "doctor", "meta", "repl", "version", "help"}
 pages.GUIDES = {"start", "recipes", "tools", "mcp", "structured", "approval", "models", "sandboxes", "network", "pool",
                 "fork", "engines", "kubernetes", "outputs", "traces", "checks", "faults", "errors"}
 
@@ -65,7 +65,9 @@ T.run = {
       -q, --quiet       no live view      --json   events as JSON lines
       --yes             approve every tool call that would ask a person (approve = "ask")
       --watch           run again whenever the recipe, its YAML or a Lua module it loaded
-                        changes, and show how the answer and the outputs changed]],
+                        changes, and show how the answer and the outputs changed
+  run --resume RUN [--set key=value]...           go on with a run that stopped (killed,
+                                                  interrupted, its limits, waiting)]],
   text = prose("run"),
   options = {
     {"--set key=value, -s key=value", "a setting for this run: dotted keys nest (model.provider=anthropic), "
@@ -83,6 +85,9 @@ T.run = {
       .. "or a tool with needs_approval); without a terminal and without --yes such calls are refused"},
     {"--watch", "run again whenever the recipe, its YAML or a Lua module it loaded changes (cache on), and "
       .. "show how the final answer and each declared output changed; Ctrl-C ends it"},
+    {"--resume RUN", "go on with the run RUN (its folder, or its id under runs/) from where it stopped: killed, "
+      .. "interrupted, stopped by max_turns or its budget (raise them with --set), or waiting for an approval; "
+      .. "the recipe runs again from its journal, no model call or command repeated (luagent help traces)"},
   },
   examples = {
     {"luagent run recipes/energy_anomaly.lua", "the worked example: a model from the environment, else scripted"},
@@ -92,13 +97,38 @@ T.run = {
       .. "--set model.model=llama3.1", "a local OpenAI-compatible server (Ollama)"},
     {"luagent run demo.lua --record demo.rec && luagent run demo.lua --replay demo.rec", "pay once, rerun for free"},
     {"luagent run demo.lua --watch", "edit the prompt in demo.yaml; see what changed"},
+    {"luagent run --resume runs/20261206-101500-demo-ab12 --set limits.max_turns=40", "go on, with more turns"},
   },
   exit = {
     {"0", "the recipe ran to its end (or returned 0)"},
     {"1", "the recipe raised an error, or returned 1 (its own failure, e.g. a missing output)"},
-    {"2", "bad usage: an unknown option, a bad --set, a recipe or --replay file that cannot be read"},
+    {"2", "bad usage: an unknown option, a bad --set, a recipe or --replay file that cannot be read; a --resume "
+      .. "of a run that does not exist, finished, changed since, or that another process resumes"},
+    {"3", "the run waits for a person's approval (approve = \"defer\"): luagent approve RUN, then --resume"},
     {"130", "stopped by Ctrl-C (also when tasks did not stop within the cancel grace)"},
     {"128+N", "stopped by signal N"},
+  },
+}
+
+T.approve = {
+  about = "decide on the tool call a run waits for, then resume it",
+  synopsis = {"luagent approve RUN [--deny CALL --why TEXT]"},
+  usage = [[
+  approve RUN [--deny CALL --why TEXT]             decide on the call a waiting run stopped at
+                                                  (approve = "defer"); then run --resume RUN]],
+  text = prose("approve"),
+  options = {
+    {"--deny CALL", "refuse the call (its id, as the run said) instead of approving it"},
+    {"--why TEXT", "with --deny: the reason the model reads as the call's result"},
+  },
+  examples = {
+    {"luagent approve runs/20261206-101500-triage-ab12 && luagent run --resume runs/20261206-101500-triage-ab12",
+     "approve, and go on"},
+    {"luagent approve 20261206-101500-triage-ab12 --deny call_7 --why 'not on production'", "refuse, with a reason"},
+  },
+  exit = {
+    {"0", "the decision is recorded"},
+    {"2", "bad usage; no such run; the run waits for no approval, or for another call"},
   },
 }
 
@@ -498,7 +528,9 @@ pages.ENVIRONMENT = {
     .. "by commas, each optionally URL#CAPACITY", topics = {"run", "eval", "sandbox", "doctor", "engines"}},
   {"LUAGENT_PATH", "load the Lua library from this folder instead of the binary (like --lua-path)",
    topics = {"run", "eval", "repl"}},
-  {"LUAGENT_RUNS_DIR", "where run folders go (default runs/ in the current folder)", topics = {"run"}},
+  {"LUAGENT_RUNS_DIR", "where run folders go (default runs/ in the current folder)", topics = {"run", "runs", "approve"}},
+  {"LUAGENT_NO_JOURNAL", "1: no journal (runs/<id>/journal.jsonl), so the run cannot be resumed (bench/journal "
+    .. "measures what it costs)", topics = {"run"}},
   {"LUAGENT_CACHE", "the model-call cache folder (default .luagent/cache/ beside the recipe)",
    topics = {"run", "eval", "cache"}},
   {"LUAGENT_EVALS_DIR", "where eval folders go (default evals/ beside the spec)", topics = {"eval"}},
