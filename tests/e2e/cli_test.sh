@@ -65,7 +65,6 @@ check "--set of the right shape still works" sh -c "
 # typos are refused before anything starts, with a did-you-mean and for people: --set keys
 # are checked against the recipe's own YAML (as luagent eval checks a variant's), options
 # tables against their declarations in lua/meta
-no_internals() { ! grep -q 'stack traceback' "$TMP/stderr" && ! grep -q 'lua/luagent/[a-z_/]*\.lua:[0-9]' "$TMP/stderr"; }
 run_luagent run "$TMP/shape/r.lua" --set limits.max_turn=3
 check "--set limits.max_turn=3: not a setting, did you mean max_turns; exit 2, nothing else said" sh -c "
   [ \"\$(cat $TMP/status)\" = 2 ] && grep -q \"^luagent: --set limits.max_turn: not a setting of the recipe (r.yaml has limits: max_turns) (did you mean 'max_turns'?)\" $TMP/stderr"

@@ -16,7 +16,6 @@ in_w() {
   echo $? > "$TMP/status"
 }
 latest_run() { ls -td "$LUAGENT_RUNS_DIR"/*triage* | head -1; }
-NO_INTERNALS="! grep -q 'stack traceback' $TMP/stderr && ! grep -q 'lua/luagent/[a-z_/]*[.]lua:[0-9]' $TMP/stderr"
 
 in_w new triage
 check "luagent new triage: the recipe, its YAML, its scripted driver as YAML and its step's Python" sh -c "

@@ -23,6 +23,13 @@ tiny_disk() {
   TINY_DISKS="$TINY_DISKS $1"
 }
 
+# Errors for people: no Lua traceback and no path into luagent's own library
+# in what the last run_luagent printed on stderr (a bug report is the one place
+# those belong). no_internals is a check's command; $NO_INTERNALS the same test
+# for a check's `sh -c` text.
+no_internals() { ! grep -q 'stack traceback' "$TMP/stderr" && ! grep -q 'lua/luagent/[a-z_/]*[.]lua:[0-9]' "$TMP/stderr"; }
+NO_INTERNALS="! grep -q 'stack traceback' $TMP/stderr && ! grep -q 'lua/luagent/[a-z_/]*[.]lua:[0-9]' $TMP/stderr"
+
 # check NAME COMMAND...: passes when the command succeeds
 check() {
   name=$1; shift
