@@ -210,7 +210,7 @@ function script.load(path)
 end
 
 function script.driver(file)
-  local recipe_dir = luagent and luagent.recipe_dir or "."
+  local recipe_dir = require("luagent.context").current().recipe_dir or "."
   local path = file:match("^/") and file or (recipe_dir .. "/" .. file)
   return function() return script.load(path) end
 end

@@ -181,7 +181,8 @@ end)
 
 t.test("agent.new: a wrong approve or needs_approval raises, naming it", function()
   local m = script({})
-  t.raises(function() agent.new{model = m, approve = "maybe"} end, 'approve must be a function%(call, ctx%) or "ask"')
+  t.raises(function() agent.new{model = m, approve = "maybe"} end,
+           'approve must be a function%(call, ctx%), "ask" or "defer", got maybe')
   t.raises(function() agent.new{model = m, tools = {shell_tool({}, {needs_approval = "yes"})}} end,
            "tools%[1%] 'shell': needs_approval must be true, false or a function")
 end)
