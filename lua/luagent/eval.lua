@@ -5,7 +5,7 @@
 --   -- resume: luagent.eval.resume.prepare's (the eval continued in its folder: the runs it
 --   -- kept stay, the others run); engines: the engine set concurrency auto sizes for
 --   -- (default the configured one: luagent.eval.width)
---   -- report = {id, dir, status = "ok" | "interrupted" | "budget", records, rows, table}
+--   -- report = {id, dir, status = "ok" | "interrupted" | "budget", records, rows, table, waiting}
 --
 -- Runs start in the order epoch, input, variant (so a budget stop leaves the
 -- variants with the same inputs, as far as it can), `spec.concurrency` at a
@@ -14,8 +14,10 @@
 -- variant's, then the input's, then --set on top. Running one run is ONE
 -- function, `run_job(job)`:
 --   job = {recipe, settings, dir, cache ("on" | "refresh" | nil), capture = true, quiet = true,
---          variant, input, epoch}
---   -> {status = "ok" | "failed" | "interrupted", error, dir, trace,
+--          variant, input, epoch, resume_dir, resume_id}
+--   (resume_dir: the run goes on as the run of that folder, whose id is resume_id:
+--   a waiting run a person decided, under --resume)
+--   -> {status = "ok" | "failed" | "interrupted" | "waiting", error, dir, trace,
 --       final = {output, stopped_by, usage, cost, turns},
 --       stats = {model_calls, cached_calls, live_calls, saved_cost, cost, input_tokens, output_tokens},
 --       cancelled = true when the eval was interrupted while the run ended}
@@ -35,6 +37,13 @@
 -- is written. At the end: the table, and the page (luagent.eval.page, when
 -- this build has it). Without a run's check, passed means the run ended ok;
 -- with one, the run ended ok and the check passed it.
+--
+-- A run that stopped for a person's approval (agent.new{approve = "defer"}:
+-- its error is of kind "waiting") has not ended: its line says status
+-- "waiting" and what it waits for (err.waiting), passed and error null; no
+-- check judges it; it counts neither as done nor in the pass rates
+-- (report.waiting: how many). `luagent approve` writes the decision in its
+-- folder, and --resume goes on with it as that run (luagent.eval.resume).
 local sched = require "luagent.sched"
 local json = require "luagent.json"
 local fs = require "luagent.fs"
@@ -83,7 +92,7 @@ function eval.default_run_job()
   local run = require "luagent.run"
   return function(job)
     local r, err = run.new{recipe = job.recipe, settings = job.settings, dir = job.dir, capture = true, quiet = true,
-                           cache = job.cache or "off",
+                           cache = job.cache or "off", resume_dir = job.resume_dir, id = job.resume_id,
                            cache_salt = job.epoch and job.epoch > 1 and ("epoch " .. job.epoch) or nil}
     if not r then return {status = "failed", error = err} end
     local ok, result = pcall(r.execute, r)
@@ -152,6 +161,21 @@ local function outputs_of(dir)
   return out
 end
 
+-- A waiting run gone on (job.before: its line from before the wait): its
+-- figures are the whole run's, both processes' (the journal answers the turns
+-- before the wait without a model call).
+local function add_before(o, before)
+  local function num(v) return type(v) == "number" and v or nil end
+  local function sum(a, b)
+    if num(a) == nil and num(b) == nil then return nil end
+    return (num(a) or 0) + (num(b) or 0)
+  end
+  local usage, earlier = type(o.usage) == "table" and o.usage or {}, type(before.usage) == "table" and before.usage or {}
+  o.usage = {input_tokens = sum(usage.input_tokens, earlier.input_tokens) or 0,
+             output_tokens = sum(usage.output_tokens, earlier.output_tokens) or 0}
+  for _, k in ipairs({"cost", "saved_cost", "cached_calls", "live_calls", "wall_s"}) do o[k] = sum(o[k], before[k]) end
+end
+
 -- Runs one job; returns its outcome (the fields of its results line).
 local function run_one(state, job)
   local made, merr = fs.mkdir(job.dir)
@@ -160,15 +184,21 @@ local function run_one(state, job)
   local ok, r = pcall(state.run_job, job)
   local wall = sched.now() - t0
   local o = {wall_s = wall}
+  local err
   if not ok then
-    o.status = is_cancel(r) and "interrupted" or "failed"
-    o.error = errors.from(r).message
+    o.status, err = is_cancel(r) and "interrupted" or "failed", errors.from(r)
     r = {}
   elseif type(r) ~= "table" then
     o.status, o.error, r = "failed", "the run_job returned " .. tostring(r) .. ", not a run's result", {}
   else
     o.status = r.status or "failed"
-    o.error = r.error ~= nil and errors.from(r.error).message or nil
+    err = r.error ~= nil and errors.from(r.error) or nil
+  end
+  -- stopped for a person's approval (approve = "defer"): the run has not ended, it waits
+  if err and err.kind == "waiting" and o.status ~= "interrupted" then
+    o.status, o.waiting = "waiting", type(err.waiting) == "table" and err.waiting or {}
+  elseif err then
+    o.error = err.message
   end
   if o.status == "interrupted" or r.cancelled then state.stopping = state.stopping or "interrupted" end
   local final, stats = type(r.final) == "table" and r.final or {}, type(r.stats) == "table" and r.stats or {}
@@ -180,10 +210,12 @@ local function run_one(state, job)
   end
   o.cost = stats.cost or final.cost
   o.saved_cost, o.cached_calls, o.live_calls = stats.saved_cost, stats.cached_calls, stats.live_calls
+  if job.before then add_before(o, job.before) end
   local wrote, werr = results.write_final(job.dir, final)
   if not wrote then state.say("luagent: warning: " .. werr.message) end
   local verdict = {passed = o.status == "ok"}
-  if state.check and o.status ~= "interrupted" then
+  if o.status == "waiting" then verdict.passed = nil end -- not judged before it ends
+  if state.check and o.status ~= "interrupted" and o.status ~= "waiting" then
     local arg = {
       dir = job.dir, output = final.output, outputs = outputs_of(job.dir), settings = job.settings,
       trace = r.trace or (job.dir .. "/trace.jsonl"), stopped_by = final.stopped_by, usage = o.usage, cost = o.cost,
@@ -200,7 +232,7 @@ local function run_one(state, job)
     o.status = "interrupted"
     state.stopping = state.stopping or "interrupted"
   end
-  o.passed = verdict.passed and o.status == "ok"
+  if verdict.passed ~= nil then o.passed = verdict.passed and o.status == "ok" end
   o.score, o.note = verdict.score, verdict.note
   if verdict.error then o.error = o.error and (o.error .. "; " .. verdict.error) or verdict.error end
   return o
@@ -225,6 +257,7 @@ local function record(state, job, record_)
   ok, err = results.write_summary(state.summary_path, results.summarize(state.spec.variants, state.records))
   if not ok then state.say("luagent: warning: " .. err.message) end
   job.recorded = true
+  state.pending[resume.key(job)] = nil
 end
 
 -- concurrency auto: waits until the width lets one more run go (luagent.eval.width)
@@ -261,7 +294,11 @@ local function worker(state)
     state.cost = state.cost + (type(o.cost) == "number" and o.cost or 0) + (o.grading_cost or 0)
     record(state, job, rec)
     state.finished = state.finished + 1
-    if rec.status ~= "interrupted" then state.done = state.done + 1 end
+    if rec.status == "waiting" then
+      state.waiting = state.waiting + 1
+    elseif rec.status ~= "interrupted" then
+      state.done = state.done + 1
+    end
     if not state.quiet then
       state.say(view.progress(state.finished, #state.jobs, rec, state.width and state.width:allowed()))
     end
@@ -283,7 +320,7 @@ local function write_about(state, status)
     id = state.id, name = spec.name, spec = spec.file, spec_path = fs.realpath(spec.file) or spec.file,
     recipe = spec.recipe, check = spec.check_file or json.null, sets = spec.sets or {}, epochs = spec.epochs,
     concurrency = spec.concurrency, budget = spec.budget or json.null, cache = spec.cache or false,
-    status = status or "running", runs = state.runs, finished = state.done,
+    status = status or "running", runs = state.runs, finished = state.done, waiting = state.waiting,
     variants = json.array{}, inputs = json.array{},
   }
   for _, v in ipairs(spec.variants) do about.variants[#about.variants + 1] = {name = v.name, settings = v.settings} end
@@ -322,26 +359,61 @@ local function write_page(state)
   return path
 end
 
--- A resumed eval (opts.resume = {id, dir, kept}): the runs kept are its
--- records as they were (results.jsonl rewritten with only them, at once),
--- the others are the jobs, each from an empty folder.
+-- A resumed eval (opts.resume = {id, dir, kept, waiting}): the runs kept are
+-- its records as they were (results.jsonl rewritten with only them, at once),
+-- and so are the waiting runs without a decision (they still wait); a waiting
+-- run a person decided (luagent approve) is a job that goes on as that run
+-- (job.resume_dir: its folder, journal and decision; job.resume_id: its id;
+-- job.before: its line, kept in results.jsonl until its new one is written:
+-- state.pending); the others are the jobs, each from an empty folder.
 local function take_over(state, resumed)
-  local todo, kept = {}, {}
+  local todo, lines = {}, {}
+  local function keep(r)
+    lines[#lines + 1] = json.encode(r)
+    state.records[#state.records + 1] = r
+    state.tokens = state.tokens + (results.tokens_of(r) or 0)
+    state.cost = state.cost + (type(r.cost) == "number" and r.cost or 0)
+  end
   for _, job in ipairs(state.jobs) do
-    local r = resumed.kept[resume.key(job)]
+    local key = resume.key(job)
+    local r, waiting = resumed.kept[key], (resumed.waiting or {})[key]
     if r then
-      kept[#kept + 1] = json.encode(r)
-      state.records[#state.records + 1] = r
-      state.tokens = state.tokens + (results.tokens_of(r) or 0)
-      state.cost = state.cost + (type(r.cost) == "number" and r.cost or 0)
-      state.done = state.done + 1
+      keep(r)
+      state.done, state.kept = state.done + 1, state.kept + 1
+    elseif waiting and resume.decision(state.dir, waiting) then
+      job.resume_dir, job.resume_id = job.dir, type(waiting.waiting) == "table" and waiting.waiting.run_id or nil
+      job.before = waiting
+      todo[#todo + 1] = job
+      lines[#lines + 1] = json.encode(waiting)
+      state.pending[key], state.went_on = waiting, state.went_on + 1
+    elseif waiting then
+      keep(waiting)
+      state.waiting, state.still = state.waiting + 1, state.still + 1
     else
       todo[#todo + 1] = job
       fs.remove(job.dir)
     end
   end
-  state.jobs, state.kept = todo, #kept
-  return fs.write(state.results_path, #kept > 0 and (table.concat(kept, "\n") .. "\n") or "")
+  state.jobs = todo
+  return fs.write(state.results_path, #lines > 0 and (table.concat(lines, "\n") .. "\n") or "")
+end
+
+-- After a resume that went on with waiting runs: the ones that did not get
+-- to run (a budget, Ctrl-C) still wait, with their decision; results.jsonl
+-- is written again with one line a run.
+local function settle(state)
+  if state.went_on == 0 then return end
+  for _, job in ipairs(state.jobs) do
+    local r = state.pending[resume.key(job)]
+    if r then
+      state.records[#state.records + 1] = r
+      state.waiting = state.waiting + 1
+    end
+  end
+  local lines = {}
+  for i, r in ipairs(state.records) do lines[i] = json.encode(r) end
+  local ok, err = fs.write(state.results_path, table.concat(lines, "\n") .. (#lines > 0 and "\n" or ""))
+  if not ok then state.say("luagent: warning: " .. err.message) end
 end
 
 -- concurrency auto: the width (luagent.eval.width), fed by every run's sandbox events.
@@ -361,11 +433,20 @@ local function say_start(state, spec, resumed)
   local id, dir = state.id, state.dir
   local at_once = state.width and ("auto (%d to start, up to %d: %s)"):format(state.width.width, state.width.max,
     state.width_why) or tostring(spec.concurrency)
+  local function n(count, word) return ("%d %s%s"):format(count, word, count == 1 and "" or "s") end
   if resumed then
-    state.say(("resuming eval %s: %d of %d runs kept, %d to run%s, %s at a time; %s"):format(id, state.kept,
-      state.runs, #state.jobs, resumed.added and (" (the spec adds " .. resumed.added .. ")") or "", at_once, dir))
+    local waits = ""
+    if state.went_on > 0 then
+      waits = (" (%s %s on with %s decision%s)"):format(n(state.went_on, "waiting run"),
+        state.went_on == 1 and "goes" or "go", state.went_on == 1 and "its" or "their",
+        state.still > 0 and (", %d still wait%s for one"):format(state.still, state.still == 1 and "s" or "") or "")
+    elseif state.still > 0 then
+      waits = (" (%d still wait%s for a decision)"):format(state.still, state.still == 1 and "s" or "")
+    end
+    state.say(("resuming eval %s: %d of %d runs kept, %d to run%s%s, %s at a time; %s"):format(id, state.kept,
+      state.runs, #state.jobs, resumed.added and (" (the spec adds " .. resumed.added .. ")") or "", waits, at_once,
+      dir))
   else
-    local function n(count, word) return ("%d %s%s"):format(count, word, count == 1 and "" or "s") end
     state.say(("eval %s: %s (%s x %s x %s), %s at a time; %s"):format(id, n(state.runs, "run"),
       n(#spec.variants, "variant"), n(#spec.inputs, "input"), n(spec.epochs, "epoch"), at_once, dir))
   end
@@ -386,7 +467,7 @@ function eval.run(spec, opts)
     tokens = 0, cost = 0, results_path = dir .. "/results.jsonl", summary_path = dir .. "/summary.csv",
     grader = {model = spec.grader and spec.grader.model or {}, rubric = spec.grader and spec.grader.rubric,
               cache = spec.cache, recipe = spec.recipe},
-    active = 0, kept = 0, engines = opts.engines,
+    active = 0, kept = 0, engines = opts.engines, waiting = 0, pending = {}, went_on = 0, still = 0,
   }
   state.runs = #state.jobs
   if resumed then assert(take_over(state, resumed)) else assert(fs.write(state.results_path, "")) end
@@ -414,11 +495,14 @@ function eval.run(spec, opts)
       math.max(0, #state.jobs - state.next)))
     for i = state.next + 1, #state.jobs do
       local job = state.jobs[i]
-      record(state, job, results.line(job, {status = "skipped", passed = false,
-        skipped = "not started: " .. state.budget_message}))
-      skipped = skipped + 1
+      if not job.resume_dir then -- a decided waiting run still waits (settle)
+        record(state, job, results.line(job, {status = "skipped", passed = false,
+          skipped = "not started: " .. state.budget_message}))
+        skipped = skipped + 1
+      end
     end
   end
+  settle(state)
   local rows = results.summarize(spec.variants, state.records)
   local ok, err = results.write_summary(state.summary_path, rows)
   if not ok then state.say("luagent: warning: " .. err.message) end
@@ -426,7 +510,7 @@ function eval.run(spec, opts)
   write_about(state, status)
   local page = write_page(state)
   return {id = id, dir = dir, status = status, records = state.records, rows = rows, table = view.table(rows),
-          runs = state.runs, finished = state.done, kept = state.kept, ran = #state.jobs,
+          runs = state.runs, finished = state.done, kept = state.kept, ran = #state.jobs, waiting = state.waiting,
           widths = state.width and state.width.history or nil,
           results = state.results_path, summary = state.summary_path, page = page, skipped = skipped}
 end

@@ -192,6 +192,63 @@ t.test("runs whose check failed are kept, unless --rerun-failed-checks", functio
   t.eq(#lines_of(report.results), 4)
 end)
 
+-- A run_job whose v2 runs wait for a person (approve = "defer") until they are run again as themselves
+-- (job.resume_dir): then they end ok, and calls lists "resumed KEY".
+local function deferring(calls)
+  local base = counting(calls)
+  return function(job)
+    if job.resume_dir then
+      calls[#calls + 1] = "resumed " .. resume.key(job)
+      t.eq(job.resume_dir, job.dir); t.eq(job.resume_id, "run-" .. job.input)
+      t.ok(fs.exists(job.dir .. "/made"), "the run's folder is kept")
+      return {status = "ok", final = {output = "went on", turns = 2}, stats = {input_tokens = 9, output_tokens = 1}}
+    end
+    local r = base(job)
+    if job.variant ~= "v2" then return r end
+    return {status = "waiting", stats = r.stats, error = luagent.errors.new("waiting", "waits",
+      {waiting = {run_id = "run-" .. job.input, agent = "agent", turn = 1, call = {id = "call_" .. job.input,
+       tool = "write_note", arguments = {}}}})}
+  end
+end
+
+t.test("waiting runs: --resume goes on with those a person decided, each as itself; the others still wait", function()
+  fs.remove(evals)
+  local s, calls = spec{epochs = 1}, {}
+  local said = {}
+  local function go(resumed)
+    said = {}
+    return assert(eval.run(s, {run_job = deferring(calls), quiet = false, evals_dir = evals, resume = resumed,
+                               say = function(line) said[#said + 1] = line end}))
+  end
+  local first = go()
+  t.eq(first.waiting, 2); t.eq(#calls, 4)
+  -- luagent approve writes the decision in the run's folder
+  assert(fs.write(first.dir .. "/runs/v2/a/1/approvals.jsonl", '{"id":"call_a","decision":"approved"}\n'))
+  assert(fs.write(first.dir .. "/runs/v2/b/1/approvals.jsonl", '{"id":"call_other","decision":"approved"}\n'))
+  local resumed = assert(prepare(s))
+  t.eq(resume.decision(first.dir, resumed.waiting["v2/a/1"]).decision, "approved")
+  t.eq(resume.decision(first.dir, resumed.waiting["v2/b/1"]), nil, "a decision on another call is none")
+  calls = {}
+  local report = go(resumed)
+  t.same(calls, {"resumed v2/a/1"}, "only the decided run runs, as itself")
+  t.eq(report.waiting, 1)
+  t.match(said[1], "^resuming eval .*: 2 of 4 runs kept, 1 to run %(1 waiting run goes on with its decision, 1 still "
+    .. "waits for one%)")
+  local lines = lines_of(report.results)
+  t.eq(#lines, 4, "one line a run")
+  local by = {}
+  for _, l in ipairs(lines) do by[resume.key(l)] = l end
+  t.eq(by["v2/a/1"].status, "ok"); t.eq(by["v2/b/1"].status, "waiting")
+  t.same(by["v2/a/1"].usage, {input_tokens = 99, output_tokens = 11}, "the whole run's: before the wait and after")
+  t.eq(by["v2/a/1"].cost, 0.01); t.eq(by["v2/a/1"].live_calls, 2)
+  t.eq(report.rows[2].done, 1); t.eq(report.rows[2].waiting, 1)
+  -- nothing decided since: nothing runs, the waiting one still waits
+  calls = {}
+  report = go(assert(prepare(s)))
+  t.same(calls, {}); t.eq(report.waiting, 1); t.eq(#lines_of(report.results), 4)
+  t.match(said[1], "3 of 4 runs kept, 0 to run %(1 still waits for a decision%)")
+end)
+
 -- ---- concurrency auto ----
 
 -- An engine set of capacities (false: an engine without one).

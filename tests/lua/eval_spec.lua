@@ -344,9 +344,9 @@ t.test("results.jsonl: one line per run with every field; final.json; summary.cs
   local rows = {}
   for line in csv:gmatch("[^\n]+") do rows[#rows + 1] = line end
   t.eq(rows[1], "variant,runs,done,passed,skipped,interrupted,errors,pass_rate,mean_score,mean_turns,mean_tokens,"
-    .. "mean_cost,mean_wall_s,total_tokens,total_cost,saved_cost,cached_calls,live_calls,graded,grading_cost")
-  t.match(rows[2], "^v1,2,2,2,0,0,0,1,0.75,3,100,0.01,[%d.]+,200,0.02,0.004,2,4,0,$")
-  t.match(rows[3], "^v2,2,2,0,0,0,2,0,,5,100,0.03,[%d.]+,200,0.06,0.004,2,8,0,$")
+    .. "mean_cost,mean_wall_s,total_tokens,total_cost,saved_cost,cached_calls,live_calls,graded,grading_cost,waiting")
+  t.match(rows[2], "^v1,2,2,2,0,0,0,1,0.75,3,100,0.01,[%d.]+,200,0.02,0.004,2,4,0,,0$")
+  t.match(rows[3], "^v2,2,2,0,0,0,2,0,,5,100,0.03,[%d.]+,200,0.06,0.004,2,8,0,,0$")
   t.eq(#rows, 3)
   local about = json.decode(assert(fs.read(report.dir .. "/eval.json")))
   t.eq(about.status, "ok"); t.eq(about.runs, 4); t.eq(about.variants[2].name, "v2")
@@ -409,6 +409,51 @@ t.test("an interrupted run (Ctrl-C) stops the eval from starting runs; what fini
     return r
   end, said)
   t.eq(report.status, "interrupted"); t.eq(#report.records, 2); t.eq(report.records[2].status, "ok")
+end)
+
+t.test("a run that waits for a person's approval: marked waiting with what it waits for, listed apart, not failed",
+  function()
+  local said, checked = {}, 0
+  local s = two_by_two("concurrency: 1\n")
+  s.check = function() checked = checked + 1 return {passed = true, score = 1} end
+  local run_job = fake_run_job({})
+  local report = assert(eval.run(s, {evals_dir = dir .. "/evals", say = collect(said), run_job = function(job)
+    local r = run_job(job)
+    if job.variant ~= "v2" then return r end
+    local waiting = {run_id = "run-" .. job.input, agent = "agent", turn = 1,
+                     call = {id = "call_" .. job.input, tool = "write_note", arguments = {text = "hi"}}}
+    -- luagent.run's result: status waiting (or failed: the error's kind says it), the error of kind waiting
+    return {status = job.input == "a" and "waiting" or "failed", dir = job.dir, final = {}, stats = r.stats,
+            error = luagent.errors.new("waiting", "the run waits for a person to approve write_note", {waiting = waiting})}
+  end}))
+  t.eq(report.waiting, 2); t.eq(checked, 2, "the check judges only the runs that ended")
+  local by = {}
+  for _, l in ipairs(lines_of(report.results)) do by[l.variant .. "/" .. l.input] = l end
+  for _, input in ipairs({"a", "b"}) do
+    local l = by["v2/" .. input]
+    t.eq(l.status, "waiting"); t.eq(l.passed, json.null); t.eq(l.error, json.null)
+    t.same(l.waiting, {run_id = "run-" .. input, agent = "agent", turn = 1,
+                       call = {id = "call_" .. input, tool = "write_note", arguments = {text = "hi"}}})
+  end
+  t.eq(by["v1/a"].waiting, json.null)
+  local rows = report.rows
+  t.eq(rows[1].pass_rate, 1); t.eq(rows[2].waiting, 2); t.eq(rows[2].done, 0); t.eq(rows[2].pass_rate, nil)
+  t.eq(rows[2].errors, 0, "a waiting run is no failure")
+  t.match(said[3], "^%[2/4%] v2 / a #1: waiting for approval of write_note %(call call_a, turn 1 of agent%)")
+  local about = json.decode(assert(fs.read(report.dir .. "/eval.json")))
+  t.eq(about.finished, 2, "the waiting runs have not finished")
+  t.match(assert(fs.read(report.summary)), "\nv2,2,0,0,0,0,0,[^\n]*,2\n")
+  t.eq(view.waiting(report.records, {dir = "E", resume = "luagent eval s.yaml --resume ID"}), table.concat({
+    "2 runs wait for an approval (not counted in the pass rates):",
+    "  v2 / a #1: write_note (call call_a, turn 1 of agent): luagent approve E/runs/v2/a/1",
+    "  v2 / b #1: write_note (call call_b, turn 1 of agent): luagent approve E/runs/v2/b/1",
+    "approve each (or --deny CALL --why TEXT), then: luagent eval s.yaml --resume ID", ""}, "\n"))
+  t.match(view.waiting({report.records[2]}, {dir = "E", resume = "R", decided = function() return "approved" end}),
+    "^1 run waits for an approval %(not counted in the pass rates%):\n  v2 / a #1: write_note %(call call_a, turn 1 "
+    .. "of agent%): approved; R goes on with it\n")
+  t.eq(view.waiting({report.records[1]}, {dir = "E", resume = "R"}), nil, "none waits")
+  t.match(assert(fs.read(report.page)), "waits for a person to approve write_note %(call call_a, turn 1 of agent%)")
+  t.eq(require("luagent.eval.diff").verdict(report.records[2]), "waiting", "eval diff: neither passed nor failed")
 end)
 
 t.test("progress lines, one per finished run, unless quiet", function()

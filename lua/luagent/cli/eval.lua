@@ -1,9 +1,11 @@
 -- luagent eval SPEC.yaml [--concurrency N|auto] [--set key=value ...] [-q] [--resume [EVAL_ID]] [--rerun-failed-checks]
 -- Runs every variant x input x epoch of the spec (luagent.eval), then prints
--- the table per variant and where everything was written. Exit status: 0 when
--- the eval ran (whatever the checks said), 2 for a bad command line or spec
--- (one error naming the file, line and key; nothing runs), 1 when the eval
--- could not run, 130 after Ctrl-C (what finished is written).
+-- the table per variant, the runs that wait for a person's approval (listed
+-- apart, with the commands to go on) and where everything was written. Exit
+-- status: 0 when the eval ran (whatever the checks said), 3 when it ran and a
+-- run waits for an approval (agent.new{approve = "defer"}), 2 for a bad command
+-- line or spec (one error naming the file, line and key; nothing runs), 1 when
+-- the eval could not run, 130 after Ctrl-C (what finished is written).
 -- luagent eval diff A B: two evals compared (luagent.cli.eval_diff).
 local errors = require "luagent.errors"
 
@@ -16,7 +18,8 @@ usage: luagent eval SPEC.yaml [--concurrency N|auto] [--set key=value]... [-q]
   --concurrency N   runs at once (beats the spec's concurrency); auto: as many as the
                     engines and cores allow, fewer while the engine slows
   --resume [ID]     continue an eval that stopped (default: the newest of this spec):
-                    finished runs are kept, the missing and failed ones run
+                    finished runs are kept, the missing and failed ones run, and the
+                    waiting ones a person decided (luagent approve) go on
   --rerun-failed-checks   with --resume: also run again the runs whose check failed
   --set key=value   a setting for every run, on top of the variant's and the input's
   -q, --quiet       no progress lines]=]
@@ -78,6 +81,27 @@ end
 
 local relative = require("luagent.eval.folders").relative
 
+-- A word as the shell reads it.
+local function shell_word(w)
+  if w:match("^[%w%._/=:,+@%-]+$") then return w end
+  return "'" .. w:gsub("'", "'\\''") .. "'"
+end
+
+-- The runs that wait for an approval, and the command that goes on, or nil.
+local function waiting_text(o, report)
+  if (report.waiting or 0) == 0 then return nil end
+  local again = {"luagent eval", shell_word(o.spec)}
+  for _, kv in ipairs(o.sets) do again[#again + 1] = "--set " .. shell_word(kv) end
+  again[#again + 1] = "--resume " .. shell_word(report.id)
+  local resume = require "luagent.eval.resume"
+  return require("luagent.eval.view").waiting(report.records, {dir = relative(report.dir),
+    resume = table.concat(again, " "),
+    decided = function(r)
+      local d = resume.decision(report.dir, r)
+      return d and d.decision
+    end})
+end
+
 function cli.main(args)
   if args[1] == "diff" then return require("luagent.cli.eval_diff").main(table.move(args, 2, #args, 1, {})) end
   local o, why = parse(args)
@@ -107,6 +131,8 @@ function cli.main(args)
     return 1
   end
   io.stdout:write("\n", report.table, "\n")
+  local waiting = waiting_text(o, report)
+  if waiting then io.stdout:write(waiting, "\n") end
   if report.status == "interrupted" then
     io.stderr:write(("interrupted: %d of %d runs finished; what finished is in %s\n"):format(
       report.finished, report.runs, relative(report.dir)))
@@ -115,7 +141,7 @@ function cli.main(args)
   print("summary: " .. relative(report.summary))
   if report.page then print("page:    " .. relative(report.page)) end
   print("runs:    " .. relative(report.dir .. "/runs/"))
-  return 0
+  return waiting and 3 or 0
 end
 
 return cli

@@ -240,7 +240,8 @@ T.eval = {
   text = prose("eval"),
   options = {
     {"--concurrency N, -j N", "runs at once (beats the spec's concurrency); auto: as the engines allow"},
-    {"--resume [EVAL_ID]", "continue the newest eval of the spec (or EVAL_ID): only what did not finish runs"},
+    {"--resume [EVAL_ID]", "continue the newest eval of the spec (or EVAL_ID): only what did not finish runs, "
+      .. "and the waiting runs a person decided go on"},
     {"--rerun-failed-checks", "with --resume: also run again the runs whose check failed"},
     {"--set key=value, -s key=value", "a setting for every run, on top of the variant's and the input's"},
     {"-q, --quiet", "no progress lines"},
@@ -257,6 +258,7 @@ T.eval = {
     {"0", "the eval ran (whatever the checks said); diff: the same (no run flipped, the same pass rates)"},
     {"1", "the eval could not run; diff: the evals differ"},
     {"2", "bad usage or a bad spec, --resume of no such eval or of another spec (nothing ran); diff: no such eval"},
+    {"3", "the eval ran and a run waits for a person's approval (approve = \"defer\"): luagent approve it, then --resume"},
     {"130", "Ctrl-C: what finished is written (--resume goes on from there)"},
   },
 }

@@ -9,7 +9,7 @@
 --            only = {variants = {a, b}, inputs = {a, b}, runs = {a, b}}, matched, changes = {text},
 --            prompts = {{variant, lines, scripted}}, prompts_read}
 --     pair = {variant, input, epoch, a = record, b = record, from = verdict, to = verdict}
---   diff.verdict(record) -> "passed" | "failed" | "error" | "skipped" | "interrupted" | "no check"
+--   diff.verdict(record) -> "passed" | "failed" | "error" | "skipped" | "interrupted" | "waiting" | "no check"
 --   diff.METRICS: {{key, label, show(v) -> text, better = "high" | "low"}}   the columns compared
 --   diff.change(metric, a, b [, none]) -> text, direction ("better" | "worse" | "same" | nil when not known)
 --   diff.cell(metric, row [, none]) -> text   a summary row's value ("50% (1/2)" for the pass rate)
@@ -101,6 +101,7 @@ end
 function diff.verdict(r)
   if r.status == "skipped" or (value(r.skipped) and r.skipped ~= false) then return "skipped" end
   if r.status == "interrupted" then return "interrupted" end
+  if r.status == "waiting" then return "waiting" end -- for a person's approval: not ended
   if r.passed == true then return "passed" end
   if value(r.error) then return "error" end
   if r.passed == false then return "failed" end

@@ -19,7 +19,7 @@
 --   eval_page.run_folder(eval_dir, result) -> dir | nil     a results line's run folder
 --   eval_page.trace_page(run_dir) -> path of its trace.html (written when missing) | nil
 --   eval_page.input_label(input) -> text   a results line's input by name ("(no input)" for none)
---   eval_page.status_of(result) -> class, label   ("pass", "passed"), ("fail", "failed"), ...
+--   eval_page.status_of(result) -> class, label   ("pass", "passed"), ("fail", "failed"), ("waiting", "waiting"), ...
 --   eval_page.facts(result) -> html   its score, turns, tokens, $, wall, model calls
 --   eval_page.pre_diff(unified_diff) -> html   colored lines
 --
@@ -262,6 +262,7 @@ end
 
 local function status_of(r)
   if r.skipped then return "skipped", "skipped" end
+  if r.status == "waiting" then return "waiting", "waiting" end
   if r.error and r.error ~= json.null then return "error", "error" end
   if r.passed == true then return "pass", "passed" end
   if r.passed == false then return "fail", "failed" end
@@ -295,6 +296,10 @@ local function render_run(out, state, r, info, base_info, base_name)
   end
   if r.note and r.note ~= json.null and r.note ~= "" then
     out[#out + 1] = ('<p class="note">%s</p>'):format(escape(tostring(r.note)))
+  end
+  if class == "waiting" then
+    out[#out + 1] = ('<p class="note">waits for a person to approve %s: luagent approve, then luagent eval --resume</p>')
+      :format(escape(require("luagent.eval.view").waits_for(r.waiting)))
   end
   if class == "error" then out[#out + 1] = ('<pre class="error">%s</pre>'):format(escape(tostring(r.error))) end
   out[#out + 1] = "<h4>Final answer</h4>"
@@ -340,6 +345,7 @@ td.best{background:#e3f6e8;font-weight:600}td.best::after{content:" \2605";color
 .badge{display:inline-block;font-size:.8em;padding:.05em .5em;border-radius:1em;background:#eaeef2;font-weight:600}
 .pass .badge{background:#dafbe1;color:#1a7f37}.fail .badge{background:#ffebe9;color:#cf222e}
 .error .badge{background:#fff1e5;color:#bc4c00}.facts{margin:.2em 0;color:#444}
+.run.waiting{border-left-color:#9a6700}.waiting .badge{background:#fff8c5;color:#9a6700}
 .note{background:#f6f8fa;border-left:3px solid #8c959f;padding:.3em .6em;margin:.4em 0}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;border-radius:4px;padding:.5em .6em;margin:.3em 0;
 max-height:24em;overflow:auto;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}

@@ -4,17 +4,20 @@
 --   results.append(path, record) -> true | nil, err   one JSON line, written at once
 --   results.write_final(dir, final) -> true | nil, err   run_dir/final.json
 --   results.summarize(variants, records) -> rows, one per variant (in the spec's order):
---     {variant, runs, done, passed, skipped, interrupted, errors, pass_rate, mean_score,
+--     {variant, runs, done, passed, skipped, interrupted, waiting, errors, pass_rate, mean_score,
 --      mean_turns, mean_tokens, mean_cost, mean_wall_s, total_tokens, total_cost, saved_cost,
 --      cached_calls, live_calls, graded, grading_cost}   (means over the runs that finished:
---      nil when none; graded: how many a model judged, grading_cost what that cost)
+--      nil when none; graded: how many a model judged, grading_cost what that cost; waiting:
+--      runs that wait for a person's approval, neither done nor in the pass rate)
 --   results.write_summary(path, rows) -> true | nil, err   summary.csv, atomically
 --
--- A record: {variant, input, epoch, status ("ok" | "failed" | "interrupted" | "skipped"),
+-- A record: {variant, input, epoch, status ("ok" | "failed" | "interrupted" | "skipped" | "waiting"),
 -- passed, score, note, stopped_by, turns, usage = {input_tokens, output_tokens}, cost,
 -- saved_cost, wall_s, cached_calls, live_calls, run_dir (relative to the eval's folder),
 -- error, skipped (false, or why the run did not start), graded (a model judged it:
--- luagent.checks.graded), grading_cost (what that cost; not in cost)}; a value not known is JSON null,
+-- luagent.checks.graded), grading_cost (what that cost; not in cost), waiting (a run that stopped for a
+-- person's approval, agent.new{approve = "defer"}: what it waits for, {run_id, agent, turn, call = {id,
+-- tool, arguments}}; its passed and error are null: it has not ended)}; a value not known is JSON null,
 -- so every line has every field.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
@@ -24,7 +27,7 @@ local results = {}
 
 local FIELDS = {"variant", "input", "epoch", "status", "passed", "score", "note", "stopped_by", "turns", "usage",
                 "cost", "saved_cost", "wall_s", "cached_calls", "live_calls", "run_dir", "error", "skipped", "graded",
-                "grading_cost"}
+                "grading_cost", "waiting"}
 results.FIELDS = FIELDS
 
 local function null_if_nil(v) if v == nil then return json.null end return v end
@@ -35,7 +38,7 @@ function results.line(job, o)
     score = o.score, note = o.note, stopped_by = o.stopped_by, turns = o.turns, usage = o.usage, cost = o.cost,
     saved_cost = o.saved_cost, wall_s = o.wall_s and math.floor(o.wall_s * 1000 + 0.5) / 1000,
     cached_calls = o.cached_calls, live_calls = o.live_calls, run_dir = job.run_dir, error = o.error,
-    skipped = o.skipped or false, graded = o.graded or false, grading_cost = o.grading_cost,
+    skipped = o.skipped or false, graded = o.graded or false, grading_cost = o.grading_cost, waiting = o.waiting,
   }
   for _, f in ipairs(FIELDS) do record[f] = null_if_nil(record[f]) end
   return record
@@ -81,14 +84,14 @@ end
 
 -- One row per variant (in the order of `variants`, or of first appearance
 -- when it is nil): runs, done, passed, checked (runs the check judged),
--- skipped, interrupted, errors, pass_rate (of the checked), mean_* and
--- totals. The terminal table, summary.csv and the eval page all use it.
+-- skipped, interrupted, waiting, errors, pass_rate (of the checked), mean_*
+-- and totals. The terminal table, summary.csv and the eval page all use it.
 function results.summarize(variants, records)
   local rows, by_name = {}, {}
   local function row_for(name)
     if not by_name[name] then
       rows[#rows + 1] = {variant = name, runs = 0, done = 0, passed = 0, checked = 0, skipped = 0, interrupted = 0,
-                         errors = 0, graded = 0}
+                         waiting = 0, errors = 0, graded = 0}
       by_name[name] = {row = rows[#rows], acc = {}}
     end
     return by_name[name]
@@ -103,6 +106,8 @@ function results.summarize(variants, records)
         row.skipped = row.skipped + 1
       elseif r.status == "interrupted" then
         row.interrupted = row.interrupted + 1
+      elseif r.status == "waiting" then
+        row.waiting = row.waiting + 1
       else
         row.done = row.done + 1
         if type(r.passed) == "boolean" then row.checked = row.checked + 1 end
@@ -134,7 +139,7 @@ end
 
 local CSV_COLUMNS = {"variant", "runs", "done", "passed", "skipped", "interrupted", "errors", "pass_rate", "mean_score",
                      "mean_turns", "mean_tokens", "mean_cost", "mean_wall_s", "total_tokens", "total_cost", "saved_cost",
-                     "cached_calls", "live_calls", "graded", "grading_cost"}
+                     "cached_calls", "live_calls", "graded", "grading_cost", "waiting"}
 
 local function csv_cell(v)
   if v == nil then return "" end

@@ -10,19 +10,25 @@
 --       already made (a variant's or input's settings, one removed, fewer epochs,
 --       another recipe, check or --set), naming each change; added: what the spec
 --       adds (variants, inputs, epochs: those runs are new), as text, or nil.
---   resume.kept(dir, {rerun_failed_checks}) -> {key -> record}, dropped
+--   resume.kept(dir, {rerun_failed_checks}) -> {key -> record}, dropped, waiting
 --       the runs that finished and stay as they are: their line in results.jsonl
 --       says status "ok" (and, with rerun_failed_checks, passed), and their
 --       final.json is there. A line cut short (a crash mid-write: no newline, or
 --       not JSON) counts as not written. dropped: how many lines were not kept.
+--       waiting: {key -> record} the runs whose line says status "waiting" (they
+--       stopped for a person's approval) and whose folder is there
+--   resume.decision(dir, record) -> {id, decision, why} | nil   what a person decided
+--       (luagent approve: approvals.jsonl in the run's folder) on the call a waiting run waits for
 --   resume.key(record_or_job) -> "variant/input/epoch"
---   resume.prepare(spec, id, {rerun_failed_checks, evals_dir}) -> {id, dir, about, kept, added} | nil, err
+--   resume.prepare(spec, id, {rerun_failed_checks, evals_dir}) -> {id, dir, about, kept, waiting, added} | nil, err
 --       all of it: what eval.run's opts.resume takes
 --   resume.root(spec, evals_dir) -> the folder evals go in
 --
 -- A finished run is committed by its results.jsonl line, appended in one
 -- write after its folder (trace, outputs, final.json) is complete; a run
--- without one is run again from an empty folder.
+-- without one is run again from an empty folder. A waiting run is kept as it
+-- is until a person decides; then luagent.eval runs it again as itself, in
+-- its folder, answered from its journal up to the call it waited for.
 local json = require "luagent.json"
 local fs = require "luagent.fs"
 local errors = require "luagent.errors"
@@ -193,16 +199,37 @@ local function finished(dir, r, opts)
   return type(run_dir) == "string" and fs.exists(dir .. "/" .. run_dir .. "/final.json")
 end
 
+local function waits(dir, r)
+  local run_dir = value(r.run_dir)
+  return r.status == "waiting" and type(run_dir) == "string" and fs.exists(dir .. "/" .. run_dir) or false
+end
+
 function resume.kept(dir, opts)
   opts = opts or {}
   local lines, dropped = lines_of(dir .. "/results.jsonl")
-  local kept = {}
+  local kept, waiting = {}, {}
   for _, r in ipairs(lines) do -- a later line of the same run wins
-    kept[resume.key(r)] = finished(dir, r, opts) and r or nil
+    local key = resume.key(r)
+    kept[key] = finished(dir, r, opts) and r or nil
+    waiting[key] = waits(dir, r) and r or nil
   end
   local n = 0
   for _ in pairs(kept) do n = n + 1 end
-  return kept, #lines + dropped - n
+  return kept, #lines + dropped - n, waiting
+end
+
+function resume.decision(dir, r)
+  local w, run_dir = value(r.waiting), value(r.run_dir)
+  local call = type(w) == "table" and value(w.call)
+  if type(call) ~= "table" or type(run_dir) ~= "string" then return nil end
+  local found
+  for line in (fs.read(dir .. "/" .. run_dir .. "/approvals.jsonl") or ""):gmatch("[^\n]+") do
+    local ok, d = pcall(json.decode, line)
+    if ok and type(d) == "table" and d.id == call.id and (d.decision == "approved" or d.decision == "denied") then
+      found = d
+    end
+  end
+  return found
 end
 
 -- Where evals go: evals_dir, else $LUAGENT_EVALS_DIR, else evals/ beside the spec.
@@ -216,7 +243,7 @@ function resume.prepare(spec, id, opts)
   if not found then return nil, err end
   local refused, added = resume.changes(found.about, spec)
   if refused then return nil, refused end
-  found.kept, found.dropped = resume.kept(found.dir, opts)
+  found.kept, found.dropped, found.waiting = resume.kept(found.dir, opts)
   found.added = added
   return found
 end

@@ -7,6 +7,10 @@
 --     (highest pass rate and score, fewest turns, tokens, dollars and seconds) when
 --     variants differ in it as shown; `~` marks pass and score when a model judged
 --     runs (luagent.checks.graded), with a line saying how many and what that cost.
+--   view.waiting(records, {dir, resume, decided}) -> text | nil   the runs that wait for a person's
+--     approval (status "waiting"), each with what it waits for and its `luagent approve` command
+--     (dir: the eval's folder as shown; resume: the command that goes on; decided(record) -> the
+--     decision already recorded, or nil); nil when none waits
 local json = require "luagent.json"
 
 local view = {}
@@ -24,11 +28,20 @@ local function dollars(x)
   return ("$%.4f"):format(x)
 end
 
+-- What a waiting run waits for: "write_note (call call_1, turn 1 of agent)".
+function view.waits_for(w)
+  w = type(value(w)) == "table" and w or {}
+  local call = type(value(w.call)) == "table" and w.call or {}
+  return ("%s (call %s, turn %s of %s)"):format(tostring(value(call.tool) or "?"), tostring(value(call.id) or "?"),
+    tostring(value(w.turn) or "?"), tostring(value(w.agent) or "the agent"))
+end
+
 function view.progress(n, total, r, at_once)
   local width = #tostring(total)
   local parts = {}
   local verdict
   if r.status == "interrupted" then verdict = "interrupted"
+  elseif r.status == "waiting" then verdict = "waiting for approval of " .. view.waits_for(r.waiting)
   elseif r.passed == true then verdict = "passed"
   else verdict = "FAILED" end
   parts[#parts + 1] = verdict
@@ -138,6 +151,28 @@ function view.table(rows)
   if marked then out[#out + 1] = "* best in its column" end
   if graded then out[#out + 1] = graded end
   return table.concat(out, "\n") .. "\n"
+end
+
+function view.waiting(records, opts)
+  local lines, undecided = {}, 0
+  for _, r in ipairs(records) do
+    if r.status == "waiting" then
+      local head = ("  %s / %s #%s: %s: "):format(tostring(r.variant), tostring(r.input), tostring(r.epoch),
+        view.waits_for(r.waiting))
+      local decided = opts.decided and opts.decided(r)
+      if decided then
+        lines[#lines + 1] = head .. ("%s; %s goes on with it"):format(decided, opts.resume)
+      else
+        undecided = undecided + 1
+        lines[#lines + 1] = head .. "luagent approve " .. opts.dir .. "/" .. tostring(value(r.run_dir) or "?")
+      end
+    end
+  end
+  if #lines == 0 then return nil end
+  table.insert(lines, 1, ("%d run%s for an approval (not counted in the pass rates):"):format(#lines,
+    #lines == 1 and " waits" or "s wait"))
+  if undecided > 0 then lines[#lines + 1] = "approve each (or --deny CALL --why TEXT), then: " .. opts.resume end
+  return table.concat(lines, "\n") .. "\n"
 end
 
 return view

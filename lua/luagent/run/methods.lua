@@ -3,10 +3,15 @@
 -- so an empty recipe never does: its events (emit, subscribe, unsubscribe,
 -- with stats and final), its folder (dir), and making and executing runs.
 --
---   run.new{recipe, settings, dir, id, args, quiet, json, record, replay, cache, cache_salt, transport, capture}
+--   run.new{recipe, settings, dir, id, args, quiet, json, record, replay, cache, cache_salt, transport, capture,
+--           resume_dir}
 --     -> r | nil, err     a run, started (its transport chosen, its trace subscribed); err
---                         (kind "config") when record/replay cannot be used; bad options raise
---   r:execute(...) -> {status = "ok" | "failed" | "interrupted", error, traceback, final, stats, dir, trace}
+--                         (kind "config") when record/replay cannot be used; bad options raise.
+--                         resume_dir: the run goes on as the run of that folder (as `luagent run
+--                         --resume`: its folder, its id unless id says it, answered from its journal;
+--                         err kind "usage" when it cannot: luagent.journal.resume)
+--   r:execute(...) -> {status = "ok" | "failed" | "interrupted" | "waiting", error, traceback, final, stats, dir,
+--                      trace}   (waiting: it stopped for a person's approval, an error of kind waiting)
 --     runs the recipe, loaded fresh with globals of its own, as a task in r's context with ...
 --     as its arguments (its folder searched first for modules); with capture = true its print
 --     and io.write go to <run dir>/stdout.txt; then r's exit hooks, then run_end. A failing
@@ -179,9 +184,18 @@ function methods.new(opts, make)
   check_option(opts.settings == nil or type(opts.settings) == "table", "settings", "a table")
   check_option(opts.dir == nil or type(opts.dir) == "string", "dir", "a folder path (a string)")
   check_option(opts.transport == nil or type(opts.transport) == "function", "transport", "a function")
-  local r = make{recipe = opts.recipe, settings = opts.settings, args = opts.args, folder = opts.dir,
-                      id = opts.id, capture = opts.capture or false, replaying = false,
-                      transport = opts.transport or context.default().transport}
+  check_option(opts.resume_dir == nil or type(opts.resume_dir) == "string", "resume_dir", "a run folder (a string)")
+  local resume = opts.resume_dir
+  local r = make{recipe = opts.recipe, settings = opts.settings, args = opts.args, folder = opts.dir or resume,
+                      id = opts.id or (resume and resume:match("([^/]+)/*$")), capture = opts.capture or false,
+                      replaying = false, transport = opts.transport or context.default().transport}
+  if resume then -- as init.lua does for `luagent run --resume`
+    local ok, err = pcall(require("luagent.journal").resume, r, resume)
+    if not ok then
+      err = errors.from(err)
+      return errors.fail(err.kind, "run.new: " .. err.message, {recipe = opts.recipe})
+    end
+  end
   local ok, err = pcall(r._start, r, {quiet = opts.quiet, json = opts.json, record = opts.record, replay = opts.replay,
                                      cache = opts.cache, cache_salt = opts.cache_salt})
   if not ok then
@@ -241,7 +255,7 @@ local function body(r, chunk, out, ...)
   local status, err = "ok", nil
   if not ok then
     err = errors.from(returned)
-    status = err.kind == "cancelled" and "interrupted" or "failed"
+    status = err.kind == "cancelled" and "interrupted" or err.kind == "waiting" and "waiting" or "failed"
   elseif math.type(returned) == "integer" and returned ~= 0 then
     -- a recipe returns its exit status, as under `luagent run` (0: success)
     status, err = "failed", errors.new("error", ("the recipe ended with exit status %d"):format(returned),
