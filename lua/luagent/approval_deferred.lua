@@ -38,13 +38,16 @@ function deferred.decide(run, call, turn, approved, refused)
     return refused("luagent approve", d.why or "a person said no",
       "Not run: a person refused this call" .. (d.why and (": " .. d.why) or "."))
   end
-  local waiting = {run_id = r.id, agent = run.agent.name, turn = turn,
+  -- how it goes on: `luagent run --resume` for the command line's run; a run
+  -- of an eval goes on with the eval's --resume (its settings are the eval's)
+  local go_on = r == context.default() and ("luagent run --resume " .. dir) or "luagent eval SPEC --resume (the eval it is a run of)"
+  local waiting = {run_id = r.id, agent = run.agent.name, turn = turn, go_on = go_on,
                    call = {id = call.id, tool = call.name, arguments = call.arguments}}
   fs.write(dir .. "/" .. WAITING, json.encode(waiting, {indent = 2}) .. "\n")
   r.waiting = waiting
   error(errors.new("waiting", ("the run waits for a person to approve %s (call %s, turn %d of %s): luagent approve %s "
-    .. "(or --deny %s --why TEXT), then luagent run --resume %s"):format(call.name, call.id, turn, run.agent.name, dir,
-    call.id, dir), {waiting = waiting}), 0)
+    .. "(or --deny %s --why TEXT), then %s"):format(call.name, call.id, turn, run.agent.name, dir, call.id, go_on),
+    {waiting = waiting}), 0)
 end
 
 -- ---- luagent approve RUN [--deny CALL --why TEXT] ----
@@ -108,8 +111,8 @@ function deferred.main(args)
                     time = os.time()}
   assert(fs.append(dir .. "/" .. DECISIONS, json.encode(decision) .. "\n"))
   fs.remove(dir .. "/" .. WAITING)
-  print(("%s %s (call %s, turn %d of %s); go on with: luagent run --resume %s"):format(
-    o.deny and "denied" or "approved", call.tool, call.id, waiting.turn or 0, waiting.agent or "the agent", dir))
+  print(("%s %s (call %s, turn %d of %s); go on with: %s"):format(o.deny and "denied" or "approved", call.tool, call.id,
+    waiting.turn or 0, waiting.agent or "the agent", waiting.go_on or ("luagent run --resume " .. dir)))
   return 0
 end
 
