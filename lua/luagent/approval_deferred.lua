@@ -40,7 +40,8 @@ function deferred.decide(run, call, turn, approved, refused)
   end
   -- how it goes on: `luagent run --resume` for the command line's run; a run
   -- of an eval goes on with the eval's --resume (its settings are the eval's)
-  local go_on = r == context.default() and ("luagent run --resume " .. dir) or "luagent eval SPEC --resume (the eval it is a run of)"
+  local go_on = r == context.default() and ("luagent run --resume " .. dir)
+    or "luagent eval SPEC --resume (the eval it is a run of)"
   local waiting = {run_id = r.id, agent = run.agent.name, turn = turn, go_on = go_on,
                    call = {id = call.id, tool = call.name, arguments = call.arguments}}
   fs.write(dir .. "/" .. WAITING, json.encode(waiting, {indent = 2}) .. "\n")
