@@ -462,6 +462,7 @@ function AgentRun:model_turn(turn)
 end
 
 function AgentRun:result(stopped_by, output, err)
+  journal.finish(self)
   local result = {
     output = output, turns = self.turns, usage = self.usage, cost = self.cost_known and self.cost or nil,
     transcript = self.messages, stopped_by = stopped_by, error = err, duration = sched.now() - self.started,

@@ -33,6 +33,7 @@
 --   J:went_live(key, box, turns) -> note | nil   the checkpoint restored; the note for the model
 --   journal.complete(agent_run, request, turn) -> result | nil, err   a model call through the journal
 --   journal.call_tools(agent_run, calls, turn, run_calls) -> messages   a turn's tools through it
+--   journal.finish(agent_run)      at its end: a resume that never went live gets its workspace back
 local errors = require "luagent.errors"
 local fs = require "luagent.fs"
 local json = require "luagent.json"
@@ -307,6 +308,15 @@ function journal.call_tools(ar, calls, turn, run_calls)
   if note then add_note(results, note) end
   j:tools(key, turn, results, ar.agent.workspace, calls)
   return results
+end
+
+-- At an agent run's end: a resume that never went live (it stops where the
+-- journal ends, e.g. at the same max_turns) still leaves the agent's box as
+-- the journal's end had it, so what the run saves is what the run had made.
+function journal.finish(ar)
+  local j = ar.journal
+  if not j or not j.replaying or j.live[ar.jkey] then return end
+  j:went_live(ar.jkey, ar.agent.workspace, ar.turns)
 end
 
 return journal

@@ -217,6 +217,11 @@ function trace.describe(ev)
       first_line(ev.error, 80))
   elseif t == "cache_live" then
     return ("%s from cache; live from %s: %s"):format(ev.cached, ev.live_from, ev.reason)
+  elseif t == "run_resumed" then
+    local turns = tonumber(ev.turns) or 0
+    return ("%s: resumed, %d turn%s answered from the journal%s; live from here"):format(
+      tostring(ev.agent or "agent"):gsub("#%d+$", ""), turns, turns == 1 and "" or "s",
+      ev.checkpoint and ("; the workspace from " .. tostring(ev.checkpoint)) or "")
   elseif t == "cache_summary" then
     return ("%d model call%s: %d from cache, %d live, %s saved%s"):format(ev.calls, ev.calls == 1 and "" or "s",
       ev.hits, ev.live, money(ev.saved_cost), ev.saved_unknown and " (more: some prices are unknown)" or "")

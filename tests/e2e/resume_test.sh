@@ -73,6 +73,11 @@ run_luagent run "$RECIPE" -q --set model.provider=openai --set "model.base_url=$
 run=$(ls -td "$LUAGENT_RUNS_DIR"/*energy_anomaly* | head -1)
 check "a run stopped by max_turns = 2: exit 1, no answer" sh -c "
   [ \"\$(cat $TMP/status)\" = 1 ] && grep -q 'No answer: the run stopped by max_turns after 2 turns' $TMP/stdout"
+run_luagent run --resume "$run"
+n=$(fake_requests "limit-$$")
+check "... resumed as it was (max_turns still 2): no request, no command, and its outputs still saved" sh -c "
+  [ \"\$(cat $TMP/status)\" = 1 ] && [ $n = 2 ] && grep -q 'No answer: the run stopped by max_turns after 2 turns' $TMP/stdout &&
+  grep -q '\"path\": \"output/anomalies.csv\"' $run/manifest.json && [ \"\$(cat $run/output/count.txt)\" = turn1 ]"
 run_luagent run --resume "$run" --set limits.max_turns=10
 n=$(fake_requests "limit-$$")
 check "... resumed with --set limits.max_turns=10: the 3 remaining requests (5 in all)" sh -c "
