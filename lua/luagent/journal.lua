@@ -26,6 +26,7 @@
 --
 --   journal.of(run) -> J | nil     the run's journal (nil for a run with no recipe, or LUAGENT_NO_JOURNAL=1)
 --   journal.resume(run, dir)       makes run the resume of the run folder dir; raises a usage error
+--   journal.lock_holder(dir) -> pid | nil   the live process writing the run folder's journal
 --   J:agent(name) -> key           an agent run's key
 --   J:replayed_model(key, turn, request) -> result | nil   (raises when the request differs)
 --   J:replayed_tools(key, turn) -> messages | nil
@@ -50,8 +51,9 @@ local READ_ONLY = {read_file = true, list_files = true, view_image = true, read_
 
 local function usage(message) return errors.new("usage", message) end
 
--- The lock holder: {pid, start} of the process that writes the journal, or nil.
-local function lock_holder(dir)
+-- The pid of the live process that writes the run folder's journal (its
+-- journal.lock: "PID STARTTIME"), or nil: none, or it is gone.
+function journal.lock_holder(dir)
   local text = fs.read(dir .. "/" .. LOCK)
   local pid, start = (text or ""):match("^(%d+) (%d+)")
   if not pid then return nil end
@@ -61,7 +63,7 @@ local function lock_holder(dir)
 end
 
 local function take_lock(dir)
-  local holder = lock_holder(dir)
+  local holder = journal.lock_holder(dir)
   if holder and holder ~= sys.pid() then
     error(usage(("the run %s is being written by another luagent (pid %d): one process at a time resumes a run")
       :format(dir, holder)), 0)

@@ -14,8 +14,8 @@
 --   runs.main(args) -> exit status: 0 listed (or nothing to list), 2 bad usage
 local context = require "luagent.context"
 local fs = require "luagent.fs"
+local journal = require "luagent.journal"
 local json = require "luagent.json"
-local sys = require "luagent.sys"
 
 local runs = {}
 
@@ -69,14 +69,6 @@ local function id_time(id)
   return t + (os.time(os.date("*t", now)) - os.time(utc)) -- os.time read the fields as local time
 end
 
--- Is the process that journal.lock names ("PID STARTTIME") still there?
-local function lock_alive(dir)
-  local pid, start = (fs.read(dir .. "/journal.lock") or ""):match("^(%d+) (%d+)")
-  if not pid then return false end
-  local now = sys.process_start(tonumber(pid))
-  return now ~= nil and tostring(now) == start
-end
-
 local function number(v) return type(v) == "number" and v or nil end
 
 -- One run folder read: {id, dir, status, resumable, started, recipe, turns, cost, error, waiting}.
@@ -110,7 +102,7 @@ local function read_run(root, id)
     run.error = type(ended.error) == "string" and ended.error or nil
     run.waiting = ended.waiting ~= json.null and ended.waiting or nil
     run.resumable = journaled and GOES_ON[run.status] or false
-  elseif lock_alive(dir) then
+  elseif journal.lock_holder(dir) then
     run.status, run.resumable = "running", false
   else
     run.status, run.resumable = journaled and "resumable" or "killed", journaled
