@@ -286,24 +286,29 @@ static int gave_up_status(host *h) {
   return sig ? 128 + sig : 130;
 }
 
+/* Did the main task fail with an error value of this kind? */
+static int failed_with(lua_State *L, int handle, const char *kind) {
+  if (!task_failure(L, handle)) return 0;
+  int same = 0;
+  if (lua_istable(L, -2)) {
+    lua_getfield(L, -2, "kind");
+    same = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), kind) == 0;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return same;
+}
+
 /* A main task that failed with an error value of kind "usage" (the command
  * line asked for what the recipe cannot take): its message alone, no
  * traceback, and the caller exits 2. Returns 1 if so. */
 static int report_usage_failure(lua_State *L, int handle) {
-  if (!task_failure(L, handle)) return 0;
-  int usage = 0;
-  if (lua_istable(L, -2)) {
-    lua_getfield(L, -2, "kind");
-    usage = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "usage") == 0;
-    lua_pop(L, 1);
-    if (usage) {
-      lua_getfield(L, -2, "message");
-      fprintf(stderr, "luagent: %s\n", lua_isstring(L, -1) ? lua_tostring(L, -1) : "a usage error");
-      lua_pop(L, 1);
-    }
-  }
-  lua_pop(L, 2);
-  return usage;
+  if (!failed_with(L, handle, "usage")) return 0;
+  task_failure(L, handle);
+  lua_getfield(L, -2, "message");
+  fprintf(stderr, "luagent: %s\n", lua_isstring(L, -1) ? lua_tostring(L, -1) : "a usage error");
+  lua_pop(L, 3);
+  return 1;
 }
 
 /* Where the recipe was when it failed: the first frame of the traceback
@@ -408,18 +413,6 @@ static void push_failure_message(lua_State *L, int handle) {
   }
 }
 
-/* Did the main task fail with an error value of this kind? */
-static int failed_with(lua_State *L, int handle, const char *kind) {
-  if (!task_failure(L, handle)) return 0;
-  int same = 0;
-  if (lua_istable(L, -2)) {
-    lua_getfield(L, -2, "kind");
-    same = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), kind) == 0;
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 2);
-  return same;
-}
 
 /* How the run ended, for its run_end: "waiting" when it stopped for a
  * person's approval (approve = "defer": an error value of kind waiting). */
