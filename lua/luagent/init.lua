@@ -68,7 +68,6 @@ local default = run._set_default{recipe = info.script, args = info.args, setting
 -- its id), answered from its journal up to where it stopped (luagent.journal).
 local resume_dir = os.getenv("LUAGENT_RESUME")
 if resume_dir and info.script then
-  default.folder, default.id = resume_dir, resume_dir:match("([^/]+)/*$")
   usage_check(require("luagent.journal").resume, default, resume_dir)
 end
 

@@ -25,7 +25,8 @@
 -- mid-write is read up to its last whole line.
 --
 --   journal.of(run) -> J | nil     the run's journal (nil for a run with no recipe, or LUAGENT_NO_JOURNAL=1)
---   journal.resume(run, dir)       makes run the resume of the run folder dir; raises a usage error
+--   journal.resume(run, dir)       makes run the resume of the run folder dir (its folder and id too,
+--                                  unless set); raises a usage error
 --   journal.lock_holder(dir) -> pid | nil   the live process writing the run folder's journal
 --   J:agent(name) -> key           an agent run's key
 --   J:replayed_model(key, turn, request) -> result | nil   (raises when the request differs)
@@ -119,6 +120,9 @@ local function last_status(dir)
 end
 
 function journal.resume(r, dir)
+  -- the run is the one of that folder: its folder and its id (unless the caller named them)
+  r.folder = rawget(r, "folder") or dir
+  r.id = rawget(r, "id") or dir:match("([^/]+)/*$")
   if not fs.exists(dir .. "/" .. FILE) then
     error(usage(("the run %s has no journal: it never reached a model call, or it is not a run folder"):format(dir)), 0)
   end

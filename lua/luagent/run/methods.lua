@@ -186,8 +186,8 @@ function methods.new(opts, make)
   check_option(opts.transport == nil or type(opts.transport) == "function", "transport", "a function")
   check_option(opts.resume_dir == nil or type(opts.resume_dir) == "string", "resume_dir", "a run folder (a string)")
   local resume = opts.resume_dir
-  local r = make{recipe = opts.recipe, settings = opts.settings, args = opts.args, folder = opts.dir or resume,
-                      id = opts.id or (resume and resume:match("([^/]+)/*$")), capture = opts.capture or false,
+  local r = make{recipe = opts.recipe, settings = opts.settings, args = opts.args, folder = opts.dir,
+                      id = opts.id, capture = opts.capture or false,
                       replaying = false, transport = opts.transport or context.default().transport}
   if resume then -- as init.lua does for `luagent run --resume`
     local ok, err = pcall(require("luagent.journal").resume, r, resume)
